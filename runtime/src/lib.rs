@@ -1,1 +1,19 @@
-//! placeholder
+//! The `srt` launcher: runs a command under Landlock filesystem rules and a seccomp
+//! filter, with a supervisor that performs permitted writes in directories where
+//! Landlock alone cannot express the policy. One module per mechanism.
+
+pub mod child;
+pub mod cli;
+pub mod error;
+pub mod explain;
+pub mod landlock;
+pub mod landlock_plan;
+pub mod launch;
+pub mod mandatory;
+pub mod notify;
+pub mod policy;
+pub mod prepare;
+pub mod reaper;
+pub mod seccomp;
+pub mod supervisor;
+pub mod sysno;

@@ -184,7 +184,8 @@ fn split_port(entry: &str) -> Result<(&str, Option<u16>), PatternError> {
 /// Ports are 1..=65535 written in plain decimal (no sign, no leading zero).
 pub fn parse_port(p: &str) -> Result<u16, PatternError> {
     let bad = || PatternError::BadPort(p.to_string());
-    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0')) {
+    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0'))
+    {
         return Err(bad());
     }
     match p.parse::<u32>() {
@@ -250,7 +251,10 @@ fn check_labels(name: &str) -> Result<(), PatternError> {
         if label.len() > 63 {
             return Err(PatternError::LabelTooLong(label.to_string()));
         }
-        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
             return Err(PatternError::BadLabelChar(label.to_string()));
         }
         if label.starts_with('-') || label.ends_with('-') {
@@ -337,7 +341,9 @@ impl CanonicalHost {
             if inner.contains('%') {
                 return Err(PatternError::ZoneId);
             }
-            let a: Ipv6Addr = inner.parse().map_err(|_| PatternError::BadIpv6(inner.to_string()))?;
+            let a: Ipv6Addr = inner
+                .parse()
+                .map_err(|_| PatternError::BadIpv6(inner.to_string()))?;
             return Ok(match a.to_ipv4_mapped() {
                 Some(v4) => CanonicalHost::Ipv4(v4),
                 None => CanonicalHost::Ipv6(a),

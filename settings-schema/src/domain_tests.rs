@@ -142,7 +142,10 @@ fn canonical_host_refuses_zone_ids_and_garbage() {
     assert!(CanonicalHost::parse("a b").is_err());
     assert!(CanonicalHost::parse("::1").is_err());
     assert!(CanonicalHost::parse("999.1.1.1").is_err());
-    assert_eq!(CanonicalHost::parse("127.1").unwrap(), CanonicalHost::Ipv4([127, 0, 0, 1].into()));
+    assert_eq!(
+        CanonicalHost::parse("127.1").unwrap(),
+        CanonicalHost::Ipv4([127, 0, 0, 1].into())
+    );
 }
 
 proptest::proptest! {

@@ -1,0 +1,268 @@
+//! What the forked child does before it becomes the command. Only syscalls on data the
+//! parent prepared: everything that allocates or opens files happened before the fork.
+//! Order matters: session and parent-death first, capabilities before Landlock (which
+//! sets no_new_privs), seccomp last so it need not allow the setup syscalls.
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+
+use landlock::{RulesetCreated, RulesetStatus};
+
+use crate::seccomp::{self, SockFilter};
+
+/// Where setup failed, reported to the parent before the child exits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stage {
+    Session = 1,
+    ParentDeath,
+    CloseFds,
+    Capabilities,
+    Landlock,
+    LandlockNotEnforced,
+    Seccomp,
+    SendListener,
+    Exec,
+}
+
+impl Stage {
+    pub fn from_u8(b: u8) -> Option<Stage> {
+        use Stage::*;
+        [
+            Session,
+            ParentDeath,
+            CloseFds,
+            Capabilities,
+            Landlock,
+            LandlockNotEnforced,
+            Seccomp,
+            SendListener,
+            Exec,
+        ]
+        .into_iter()
+        .find(|s| *s as u8 == b)
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stage::Session => "starting a new session (setsid)",
+            Stage::ParentDeath => "setting the parent-death signal",
+            Stage::CloseFds => "closing inherited file descriptors (close_range)",
+            Stage::Capabilities => "dropping capabilities",
+            Stage::Landlock => "enforcing Landlock",
+            Stage::LandlockNotEnforced => {
+                "enforcing Landlock (the kernel enforced none of the rules)"
+            }
+            Stage::Seccomp => "installing the seccomp filter",
+            Stage::SendListener => "handing the seccomp listener to the supervisor",
+            Stage::Exec => "executing the command",
+        }
+    }
+}
+
+pub struct ChildSpec {
+    pub program: CString,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+    pub ruleset: Option<RulesetCreated>,
+    pub filter: Vec<SockFilter>,
+    /// Our end of the setup socket (SOCK_SEQPACKET, close-on-exec).
+    pub sock: RawFd,
+    pub parent_pid: libc::pid_t,
+    pub last_cap: u32,
+    pub old_mask: libc::sigset_t,
+}
+
+/// Never returns: execs the command or exits 127 after telling the parent why.
+pub fn run(mut spec: ChildSpec) -> ! {
+    let sock = spec.sock;
+    let fail = |stage: Stage, errno: i32| -> ! {
+        let mut msg = [0u8; 6];
+        msg[0] = b'E';
+        msg[1] = stage as u8;
+        msg[2..6].copy_from_slice(&errno.to_ne_bytes());
+        // SAFETY: plain syscalls; the message buffer is live. Nothing else can be done on failure.
+        unsafe {
+            libc::send(sock, msg.as_ptr().cast(), msg.len(), 0);
+            libc::_exit(127)
+        }
+    };
+    let errno = || {
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    };
+
+    // SAFETY (whole block): async-signal-safe syscalls on values prepared before fork.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::sigprocmask(libc::SIG_SETMASK, &spec.old_mask, std::ptr::null_mut());
+        if libc::setsid() < 0 {
+            fail(Stage::Session, errno());
+        }
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) < 0
+        {
+            fail(Stage::ParentDeath, errno());
+        }
+        // The parent may have died before the line above took effect.
+        if libc::getppid() != spec.parent_pid {
+            libc::_exit(127);
+        }
+        // CLOEXEC rather than close: our setup socket must live until exec.
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) < 0 {
+            fail(Stage::CloseFds, errno());
+        }
+    }
+    if let Err(e) = drop_capabilities(spec.last_cap) {
+        fail(Stage::Capabilities, e);
+    }
+    if let Some(rs) = spec.ruleset.take() {
+        match rs.restrict_self() {
+            Ok(st) if st.ruleset == RulesetStatus::NotEnforced => {
+                fail(Stage::LandlockNotEnforced, libc::ENOSYS)
+            }
+            Ok(_) => {}
+            Err(_) => fail(Stage::Landlock, errno()),
+        }
+    } else {
+        // SAFETY: plain prctl; seccomp without CAP_SYS_ADMIN needs no_new_privs.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } < 0 {
+            fail(Stage::Landlock, errno());
+        }
+    }
+    let listener = match seccomp::install(&spec.filter) {
+        Ok(fd) => fd,
+        Err(e) => fail(Stage::Seccomp, e),
+    };
+    if let Err(e) = send_fd(sock, listener) {
+        fail(Stage::SendListener, e);
+    }
+    // SAFETY: closing our copy; the parent holds its own.
+    unsafe { libc::close(listener) };
+    let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    // SAFETY: NULL-terminated arrays of live C strings.
+    unsafe { libc::execve(spec.program.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    fail(Stage::Exec, errno())
+}
+
+/// Empties every capability set: bounding (when we may), ambient, then effective,
+/// permitted and inheritable; as root, also locks the securebits so an exec cannot
+/// hand capabilities back.
+fn drop_capabilities(last_cap: u32) -> Result<(), i32> {
+    let errno = || {
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    };
+    // SAFETY (whole block): prctl/capset syscalls with plain integer or stack arguments.
+    unsafe {
+        if has_effective(CAP_SETPCAP) {
+            for cap in 0..=last_cap {
+                if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
+                    && errno() != libc::EINVAL
+                {
+                    return Err(errno());
+                }
+            }
+            // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, NO_CAP_AMBIENT_RAISE, each locked.
+            const SECUREBITS: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80;
+            if libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) < 0 {
+                return Err(errno());
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        let mut header = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [CapData::default(); 2];
+        if libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        ) < 0
+        {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// linux/capability.h
+const CAP_SETPCAP: u32 = 8;
+
+fn has_effective(cap: u32) -> bool {
+    let mut header = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two CapData structs into `data`.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    r == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
+}
+
+fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), i32> {
+    let mut tag = [b'L'];
+    let mut iov = libc::iovec {
+        iov_base: tag.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // room for one cmsg carrying one int, 8-byte aligned
+    let mut cbuf = [0u64; 4];
+    // SAFETY: msghdr and the control buffer live on this stack frame for the call; the
+    // CMSG macros stay within `cbuf`, which is larger than CMSG_SPACE(sizeof(int)).
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        if libc::sendmsg(sock, &msg, 0) < 0 {
+            return Err(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO));
+        }
+    }
+    Ok(())
+}

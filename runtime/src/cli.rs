@@ -1,0 +1,125 @@
+//! The srt-compatible command line.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::error::LaunchError;
+use crate::launch::{self, Options};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "srt",
+    version,
+    about = "Run a command in a sandbox: Landlock filesystem rules, seccomp, no network \
+             except what srt-settings.json allows. Works unprivileged: no root, no \
+             capabilities, no user namespaces needed.",
+    after_help = "Examples:\n  srt -c 'echo hi > out.txt'           run with ~/.srt-settings.json or the built-in default\n  \
+                  srt -s srt-settings.json -- cargo build\n  srt explain -s srt-settings.json      show how each rule is enforced here\n\n\
+                  Without a settings file the built-in default applies: no network, writes only\n\
+                  in the current directory and /tmp, reads unrestricted. Exit status: the\n\
+                  command's own, 128+N when it was killed by signal N, 1 when srt refused to run it."
+)]
+pub struct Cli {
+    /// Settings file (srt 0.0.83 format). Default: ~/.srt-settings.json, or the built-in
+    /// default policy when that file does not exist.
+    #[arg(short = 's', long = "settings", value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Log sandbox decisions to stderr.
+    #[arg(short = 'd', long)]
+    pub debug: bool,
+    /// Run this shell string with `bash -c`.
+    #[arg(short = 'c', value_name = "COMMAND")]
+    pub command_string: Option<OsString>,
+    /// Print how each rule is enforced on this kernel instead of running anything.
+    #[arg(long)]
+    pub explain: bool,
+    /// Run even when the kernel cannot enforce every rule (same as
+    /// `"enableWeakerNestedSandbox": true`). `srt explain` lists what is lost.
+    #[arg(long)]
+    pub allow_weaker: bool,
+    /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Parses arguments, runs, and returns the process exit code.
+pub fn main() -> i32 {
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    // `srt explain [-s FILE]` is the same as `srt --explain [-s FILE]`.
+    if args.get(1).is_some_and(|a| a == "explain") {
+        args[1] = "--explain".into();
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    init_logging(cli.debug);
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            if matches!(e, LaunchError::Settings(_)) {
+                eprintln!("Refusing to run with the built-in defaults, which would drop the rules --settings asked for.");
+            }
+            1
+        }
+    }
+}
+
+fn init_logging(debug: bool) {
+    let level = if debug || std::env::var_os("SRT_DEBUG").is_some() {
+        "debug"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SRT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {
+    if let Some(p) = &cli.settings {
+        return Ok(settings_schema::load_file(p)?);
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    if let Some(default) = home.map(|h| h.join(".srt-settings.json")) {
+        if default.symlink_metadata().is_ok() {
+            return Ok(settings_schema::load_file(&default)?);
+        }
+    }
+    Ok(settings_schema::Settings::embedded_default())
+}
+
+fn run(cli: Cli) -> Result<i32, LaunchError> {
+    let settings = load_settings(&cli)?;
+    if cli.explain {
+        print!("{}", crate::explain::report(&settings, cli.allow_weaker)?);
+        return Ok(0);
+    }
+    let words = match (&cli.command_string, cli.command.is_empty()) {
+        (Some(_), false) => return Err(LaunchError::CommandTwice),
+        (Some(c), true) => vec![c.clone()],
+        (None, false) => vec![launch::quote_words(&cli.command)],
+        (None, true) => return Err(LaunchError::NoCommand),
+    };
+    launch::run(Options {
+        settings,
+        argv: words,
+        allow_weaker: cli.allow_weaker,
+    })
+}

@@ -1,0 +1,45 @@
+//! Errors that stop a launch. Each says what failed and what to change.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Settings(#[from] settings_schema::SettingsError),
+    #[error("No command specified. Use -c <command> or provide command arguments.")]
+    NoCommand,
+    #[error("give the command either with -c or as arguments, not both")]
+    CommandTwice,
+    #[error(
+        "this kernel's Landlock ABI is {found}, but {needed} is needed for {feature}. \
+         Use a kernel with Landlock enabled (Linux >= 6.2, `lsm=...,landlock`), or run with \
+         --allow-weaker to accept weaker enforcement"
+    )]
+    LandlockTooOld {
+        found: i32,
+        needed: i32,
+        feature: &'static str,
+    },
+    #[error("could not build the Landlock ruleset: {0}")]
+    Landlock(String),
+    #[error("could not build the seccomp filter: {0}")]
+    Seccomp(String),
+    #[error("the working directory is not usable: {0}")]
+    Cwd(std::io::Error),
+    #[error("could not create the private TMPDIR {path}: {source}")]
+    TmpDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no shell to run the command: neither bash nor sh is on PATH")]
+    NoShell,
+    #[error("sandbox setup failed in the child at {stage}: {errno}")]
+    Child {
+        stage: &'static str,
+        errno: nix::errno::Errno,
+    },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Sys(#[from] nix::errno::Errno),
+}

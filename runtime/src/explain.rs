@@ -1,0 +1,125 @@
+//! `srt explain`: how each rule is enforced on this kernel, and what it does not cover.
+
+use std::fmt::Write;
+
+use settings_schema::Settings;
+
+use crate::error::LaunchError;
+use crate::launch::{self, MIN_ABI_FS};
+use crate::{seccomp, sysno};
+
+pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchError> {
+    let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
+    let p = launch::prepare(settings, &tmp)?;
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(w, "kernel Landlock ABI: {} (filesystem rules need >= {MIN_ABI_FS}, TCP rules >= 4, scopes >= 6)", p.kernel_abi);
+    match launch::check_kernel(&p, false) {
+        Ok(()) => {
+            let _ = writeln!(w, "status: every rule below is enforced");
+        }
+        Err(e) if allow_weaker || settings.weaker_opt_in() => {
+            let _ = writeln!(w, "status: WEAKER (opted in): {e}");
+        }
+        Err(e) => {
+            let _ = writeln!(w, "status: srt would refuse to run: {e}");
+        }
+    }
+    let _ = writeln!(w, "network: no network at all (Landlock handles TCP connect/bind with no port allowed; seccomp refuses AF_INET/AF_INET6 sockets, so UDP too)");
+    let _ = writeln!(w, "\nfilesystem:");
+    if !p.fs_enabled {
+        let _ = writeln!(
+            w,
+            "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)"
+        );
+    } else {
+        let _ = writeln!(w, "  reads: allowed everywhere except denyRead  [Landlock]");
+        for d in &p.policy.deny_read {
+            let _ = writeln!(w, "    deny read   {}", d.display());
+        }
+        for a in &p.policy.allow_read {
+            let _ = writeln!(w, "    allow read  {}", a.display());
+        }
+        let _ = writeln!(w, "  writes: only beneath these  [Landlock + supervisor]");
+        for d in &p.policy.write {
+            let _ = writeln!(w, "    allow write {}", d.display());
+        }
+        let _ = writeln!(w, "  never writable (denyWrite and mandatory denies; missing ones cannot be created)  [Landlock + supervisor]");
+        for d in &p.policy.deny_write {
+            let _ = writeln!(w, "    deny write  {}", d.display());
+        }
+        let _ = writeln!(w, "  Landlock rules: {}", p.plan.rules.len());
+        if !p.plan.split_write_dirs.is_empty() {
+            let _ = writeln!(w, "  directories that hold a protected name; the supervisor creates, renames and removes");
+            let _ = writeln!(
+                w,
+                "  entries there on the command's behalf after checking the real location:"
+            );
+            for d in &p.plan.split_write_dirs {
+                let _ = writeln!(w, "    {}", d.display());
+            }
+        }
+        if !p.plan.split_read_dirs.is_empty() {
+            let _ = writeln!(w, "  LIMIT: these directories hold a denyRead entry, so files created in them during the run");
+            let _ = writeln!(w, "  cannot be read back by the command:");
+            for d in &p.plan.split_read_dirs {
+                let _ = writeln!(w, "    {}", d.display());
+            }
+        }
+        let _ = writeln!(w, "  LIMIT: chmod, chown, utimes and xattrs are not mediated (Landlock does not cover metadata).");
+        let _ = writeln!(w, "  LIMIT: a file with several hard links is only writable where Landlock itself allows it.");
+    }
+    let _ = writeln!(
+        w,
+        "\nsyscalls (seccomp, foreign architectures and x32 killed):"
+    );
+    let arch = sysno::native();
+    for (name, _, rule) in seccomp::rules(&arch, p.filter) {
+        let _ = writeln!(w, "  {name:<18} {}", describe(&rule));
+    }
+    let _ = writeln!(
+        w,
+        "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,"
+    );
+    let _ = writeln!(
+        w,
+        "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,"
+    );
+    let _ = writeln!(
+        w,
+        "  private TMPDIR removed afterwards, descendants killed when the command exits."
+    );
+    let _ = writeln!(w, "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it.");
+    Ok(o)
+}
+
+fn describe(r: &seccomp::Rule) -> String {
+    use seccomp::{Action, Rule};
+    let a = |x: &Action| match x {
+        Action::Allow => "allow".to_string(),
+        Action::Errno(e) => format!("fail with {}", nix::errno::Errno::from_raw(*e)),
+        Action::Notify => "supervisor".to_string(),
+    };
+    match r {
+        Rule::Always(x) => a(x),
+        Rule::AnyBit {
+            arg,
+            mask,
+            then,
+            otherwise,
+        } => format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise)),
+        Rule::OneOf {
+            arg,
+            values,
+            then,
+            otherwise,
+        } => {
+            format!(
+                "{} if arg{arg} in {values:?}, else {}",
+                a(then),
+                a(otherwise)
+            )
+        }
+    }
+}

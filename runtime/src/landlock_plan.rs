@@ -1,0 +1,210 @@
+//! Turns an [`FsPolicy`] into Landlock rules. Landlock rights are inherited by everything
+//! beneath a rule and cannot be taken away below it, so where the policy changes inside a
+//! tree the rights are split: the directory on the way to the exception gets only what
+//! its whole subtree may have, and each of its other entries gets the rest. The
+//! directories that lose write rights this way ("split directories") are where the
+//! supervisor performs permitted writes on the command's behalf.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::policy::{FsPolicy, Rights};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRule {
+    pub path: PathBuf,
+    pub rights: Rights,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub rules: Vec<PlannedRule>,
+    /// Directories whose own entries Landlock cannot let the command write.
+    pub split_write_dirs: Vec<PathBuf>,
+    /// Directories whose new entries Landlock cannot let the command read.
+    pub split_read_dirs: Vec<PathBuf>,
+}
+
+/// Plans rules for `policy`, starting at `/` (reads are unrestricted unless denied).
+pub fn plan(policy: &FsPolicy) -> Plan {
+    let bounds = policy.boundaries();
+    let mut out = Plan::default();
+    visit(policy, Path::new("/"), Rights::NONE, &bounds, &mut out);
+    out
+}
+
+fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], out: &mut Plan) {
+    let here = policy.rights(node);
+    let below: Vec<&PathBuf> = bounds
+        .iter()
+        .filter(|b| b.as_path() != node && b.starts_with(node))
+        .collect();
+    let uniform = below.iter().fold(here, |acc, b| {
+        let mut r = policy.rights(b);
+        // Listing means nothing for a file: a denied file leaves its ancestors listable.
+        if b.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            r.list = true;
+        }
+        acc.and(r)
+    });
+    let grant = uniform.minus(inherited);
+    if !grant.is_empty() {
+        out.rules.push(PlannedRule {
+            path: node.to_path_buf(),
+            rights: grant,
+        });
+    }
+    if below.is_empty() {
+        return;
+    }
+    let now = inherited.or(grant);
+    let rest = here.minus(now);
+    if rest.write {
+        out.split_write_dirs.push(node.to_path_buf());
+    }
+    if rest.read {
+        out.split_read_dirs.push(node.to_path_buf());
+    }
+    let on_path: BTreeSet<PathBuf> = below
+        .iter()
+        .filter_map(|b| {
+            b.strip_prefix(node)
+                .ok()?
+                .components()
+                .next()
+                .map(|c| node.join(c))
+        })
+        .collect();
+    if !rest.is_empty() {
+        if let Ok(entries) = std::fs::read_dir(node) {
+            for e in entries.flatten() {
+                let path = e.path();
+                // A rule on a symlink would grant its target: never follow one here.
+                let is_link = e.file_type().map(|t| t.is_symlink()).unwrap_or(true);
+                if is_link || on_path.contains(&path) {
+                    continue;
+                }
+                out.rules.push(PlannedRule { path, rights: rest });
+            }
+        }
+    }
+    for child in on_path {
+        // Only real directories and files on the way; a symlink there was resolved
+        // when the policy was canonicalised.
+        match child.symlink_metadata() {
+            Ok(m) if !m.file_type().is_symlink() => visit(policy, &child, now, bounds, out),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "srt-plan-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("w/.git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("w/src")).unwrap();
+        std::fs::write(root.join("w/README"), "").unwrap();
+        std::fs::write(root.join("w/.git/HEAD"), "").unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("w/link")).unwrap();
+        root.canonicalize().unwrap()
+    }
+
+    fn rights_of(plan: &Plan, p: &Path) -> Option<Rights> {
+        plan.rules.iter().find(|r| r.path == p).map(|r| r.rights)
+    }
+
+    #[test]
+    fn splits_write_rights_around_protected_paths() {
+        let root = tree();
+        let w = root.join("w");
+        let policy = FsPolicy {
+            write: vec![w.clone()],
+            deny_write: vec![
+                w.join(".bashrc"),
+                w.join(".git/hooks"),
+                w.join(".git/config"),
+            ],
+            ..FsPolicy::default()
+        };
+        let plan = plan(&policy);
+        let write_only = Rights {
+            read: false,
+            list: false,
+            write: true,
+        };
+        assert_eq!(
+            rights_of(&plan, Path::new("/")),
+            Some(Rights {
+                read: true,
+                list: true,
+                write: false
+            })
+        );
+        assert_eq!(
+            rights_of(&plan, &w),
+            None,
+            "the cwd itself must not carry write rights"
+        );
+        assert_eq!(rights_of(&plan, &w.join("src")), Some(write_only));
+        assert_eq!(rights_of(&plan, &w.join("README")), Some(write_only));
+        assert_eq!(rights_of(&plan, &w.join(".git/HEAD")), Some(write_only));
+        assert_eq!(rights_of(&plan, &w.join(".git/hooks")), None);
+        assert_eq!(
+            rights_of(&plan, &w.join("link")),
+            None,
+            "symlinks never get rules"
+        );
+        assert_eq!(plan.split_write_dirs, vec![w.clone(), w.join(".git")]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn plain_write_root_gets_one_rule() {
+        let root = tree();
+        let policy = FsPolicy {
+            write: vec![root.join("w/src")],
+            ..FsPolicy::default()
+        };
+        let plan = plan(&policy);
+        assert_eq!(plan.rules.len(), 2);
+        assert!(plan.split_write_dirs.is_empty());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn denied_read_file_keeps_siblings_readable() {
+        let root = tree();
+        let policy = FsPolicy {
+            deny_read: vec![root.join("w/README")],
+            ..FsPolicy::default()
+        };
+        let plan = plan(&policy);
+        assert_eq!(
+            rights_of(&plan, Path::new("/")),
+            Some(Rights {
+                read: false,
+                list: true,
+                write: false
+            })
+        );
+        assert_eq!(
+            rights_of(&plan, &root.join("w/src")),
+            Some(Rights {
+                read: true,
+                list: false,
+                write: false
+            })
+        );
+        assert_eq!(rights_of(&plan, &root.join("w/README")), None);
+        assert!(plan.split_read_dirs.contains(&root.join("w")));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,503 @@
+//! The parent side of a run: prepare everything, fork, supervise, forward signals,
+//! return the command's exit code and leave nothing behind.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use settings_schema::Settings;
+
+use crate::child::{self, ChildSpec, Stage};
+use crate::error::LaunchError;
+use crate::landlock_plan::Plan;
+use crate::policy::FsPolicy;
+use crate::seccomp::{self, FilterOptions};
+use crate::supervisor::Supervisor;
+use crate::{landlock, prepare, reaper, sysno};
+
+/// Grace period between forwarding SIGTERM/SIGINT/SIGHUP and killing the whole tree.
+const TERM_GRACE: Duration = Duration::from_secs(5);
+
+pub struct Options {
+    pub settings: Settings,
+    pub argv: Vec<OsString>,
+    pub allow_weaker: bool,
+}
+
+/// Everything decided before the fork; also what `srt explain` reports.
+pub struct Prepared {
+    pub policy: FsPolicy,
+    pub plan: Plan,
+    pub fs_enabled: bool,
+    pub filter: FilterOptions,
+    pub kernel_abi: i32,
+    pub tmpdir: PathBuf,
+}
+
+pub const MIN_ABI_FS: i32 = 3;
+
+pub fn prepare(settings: &Settings, tmpdir: &Path) -> Result<Prepared, LaunchError> {
+    let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let cx = prepare::Context {
+        cwd: &cwd,
+        home: home.as_deref(),
+        tmpdir,
+    };
+    let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
+    let policy = if fs_enabled {
+        prepare::fs_policy(settings, &cx)
+    } else {
+        FsPolicy::default()
+    };
+    let plan = if fs_enabled {
+        crate::landlock_plan::plan(&policy)
+    } else {
+        Plan::default()
+    };
+    let filter = FilterOptions {
+        mediate_fs: fs_enabled,
+        allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
+    };
+    Ok(Prepared {
+        policy,
+        plan,
+        fs_enabled,
+        filter,
+        kernel_abi: landlock::kernel_abi(),
+        tmpdir: tmpdir.to_path_buf(),
+    })
+}
+
+/// Refuses to run with less protection than asked for, unless the user opted in.
+pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError> {
+    if allow_weaker {
+        return Ok(());
+    }
+    if p.fs_enabled && p.kernel_abi < MIN_ABI_FS {
+        return Err(LaunchError::LandlockTooOld {
+            found: p.kernel_abi,
+            needed: MIN_ABI_FS,
+            feature: "filesystem rules (write, truncate and rename control)",
+        });
+    }
+    if p.kernel_abi < 4 {
+        return Err(LaunchError::LandlockTooOld {
+            found: p.kernel_abi,
+            needed: 4,
+            feature: "TCP connect/bind rules",
+        });
+    }
+    Ok(())
+}
+
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn create() -> Result<TmpDir, LaunchError> {
+        let base = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(|| "/tmp".into());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
+        let mut b = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&path).map_err(|source| LaunchError::TmpDir {
+            path: path.clone(),
+            source,
+        })?;
+        let path = path.canonicalize().unwrap_or(path);
+        Ok(TmpDir(path))
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            tracing::warn!("could not remove {}: {e}", self.0.display());
+        }
+    }
+}
+
+/// Runs the command; returns the exit code `srt` should exit with.
+pub fn run(opts: Options) -> Result<i32, LaunchError> {
+    let tmp = TmpDir::create()?;
+    let prepared = prepare(&opts.settings, &tmp.0)?;
+    check_kernel(
+        &prepared,
+        opts.allow_weaker || opts.settings.weaker_opt_in(),
+    )?;
+    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, "landlock plan");
+
+    let arch = sysno::native();
+    let table = seccomp::rules(&arch, prepared.filter);
+    let filter =
+        seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
+    let ruleset = if prepared.kernel_abi > 0 {
+        Some(landlock::build(&prepared.plan, prepared.fs_enabled)?)
+    } else {
+        None
+    };
+    let (program, argv) = shell_argv(&opts.argv)?;
+    let envp = environment(&tmp.0);
+    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native());
+
+    let (ours, theirs) = seqpacket_pair()?;
+    reaper::become_subreaper()?;
+    let (old_mask, sigfd) = block_signals()?;
+    let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(40);
+    let spec = ChildSpec {
+        program,
+        argv,
+        envp,
+        ruleset,
+        filter,
+        sock: theirs.as_raw_fd(),
+        // SAFETY: getpid cannot fail.
+        parent_pid: unsafe { libc::getpid() },
+        last_cap,
+        old_mask,
+    };
+    // SAFETY: srt is single-threaded here (no runtime, no helper threads), so the child
+    // may run the prepared setup; it only makes syscalls before exec or _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    if pid == 0 {
+        drop(ours);
+        child::run(spec);
+    }
+    drop(spec);
+    drop(theirs);
+    // The supervisor creates files with the command's mode and umask applied explicitly.
+    // SAFETY: plain umask syscall.
+    unsafe { libc::umask(0) };
+    let status = supervise(pid, ours, sigfd.as_fd(), &supervisor);
+    reaper::kill_all_descendants();
+    drop(tmp);
+    status
+}
+
+fn supervise(
+    pid: libc::pid_t,
+    sock: OwnedFd,
+    sigfd: std::os::fd::BorrowedFd<'_>,
+    sup: &Supervisor,
+) -> Result<i32, LaunchError> {
+    let mut sock = Some(sock);
+    let mut listener: Option<OwnedFd> = None;
+    let mut setup_error: Option<LaunchError> = None;
+    let mut kill_at: Option<Instant> = None;
+    loop {
+        let mut fds = vec![libc::pollfd {
+            fd: sigfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        if let Some(s) = &sock {
+            fds.push(libc::pollfd {
+                fd: s.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        if let Some(l) = &listener {
+            fds.push(libc::pollfd {
+                fd: l.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        let timeout = kill_at.map_or(-1, |t| {
+            t.saturating_duration_since(Instant::now()).as_millis() as i32
+        });
+        // SAFETY: `fds` is a live array of pollfd of the given length.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        if kill_at.is_some_and(|t| Instant::now() >= t) {
+            // SAFETY: signalling the command's process group.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            kill_at = None;
+        }
+        for pfd in &fds[1..] {
+            if pfd.revents == 0 {
+                continue;
+            }
+            if sock.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd) {
+                match read_setup(pfd.fd) {
+                    SetupMsg::Listener(fd) => listener = Some(fd),
+                    SetupMsg::Failed(stage, errno) => {
+                        setup_error = Some(LaunchError::Child {
+                            stage: stage.describe(),
+                            errno: nix::errno::Errno::from_raw(errno),
+                        })
+                    }
+                    SetupMsg::Closed => sock = None,
+                }
+            } else if let Some(l) = &listener {
+                if pfd.revents & libc::POLLIN != 0 {
+                    if let Err(e) = sup.handle_one(l.as_fd()) {
+                        tracing::warn!("supervisor: {e}");
+                    }
+                } else if pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                    listener = None;
+                }
+            }
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            for sig in read_signals(sigfd) {
+                if sig == libc::SIGCHLD {
+                    if let Some(code) = reap(pid) {
+                        return match setup_error {
+                            Some(e) => Err(e),
+                            None => Ok(code),
+                        };
+                    }
+                } else {
+                    tracing::debug!(sig, "forwarding signal");
+                    // SAFETY: forwarding to the command's process group.
+                    unsafe { libc::kill(-pid, sig) };
+                    if sig != libc::SIGQUIT && kill_at.is_none() {
+                        kill_at = Some(Instant::now() + TERM_GRACE);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reaps exited children; returns the command's exit code once it has exited.
+fn reap(pid: libc::pid_t) -> Option<i32> {
+    let mut code = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: plain waitpid writing into a local.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if r <= 0 {
+            return code;
+        }
+        if r == pid {
+            code = Some(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else if libc::WIFSIGNALED(status) {
+                128 + libc::WTERMSIG(status)
+            } else {
+                1
+            });
+        }
+    }
+}
+
+enum SetupMsg {
+    Listener(OwnedFd),
+    Failed(Stage, i32),
+    Closed,
+}
+
+fn read_setup(fd: RawFd) -> SetupMsg {
+    let mut buf = [0u8; 8];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = [0u64; 4];
+    // SAFETY: msghdr, iovec and control buffer live on this frame for the call.
+    let (n, passed) = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&cbuf);
+        let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        let mut passed = None;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if n > 0 && !cmsg.is_null() && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+            passed = Some(std::ptr::read_unaligned(
+                libc::CMSG_DATA(cmsg).cast::<RawFd>(),
+            ));
+        }
+        (n, passed)
+    };
+    match (n, buf[0], passed) {
+        // SAFETY: the kernel just installed this descriptor for us.
+        (n, b'L', Some(fd)) if n > 0 => SetupMsg::Listener(unsafe { OwnedFd::from_raw_fd(fd) }),
+        (n, b'E', _) if n >= 6 => {
+            let errno = i32::from_ne_bytes([buf[2], buf[3], buf[4], buf[5]]);
+            SetupMsg::Failed(Stage::from_u8(buf[1]).unwrap_or(Stage::Exec), errno)
+        }
+        _ => SetupMsg::Closed,
+    }
+}
+
+fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), LaunchError> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two descriptors into `fds`.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: fresh descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+const FORWARDED: [libc::c_int; 5] = [
+    libc::SIGCHLD,
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+];
+
+fn block_signals() -> Result<(libc::sigset_t, OwnedFd), LaunchError> {
+    // SAFETY: sigset manipulation on locals, then sigprocmask/signalfd syscalls.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED {
+            libc::sigaddset(&mut set, s);
+        }
+        if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        Ok((old, OwnedFd::from_raw_fd(fd)))
+    }
+}
+
+fn read_signals(fd: std::os::fd::BorrowedFd<'_>) -> Vec<libc::c_int> {
+    let mut out = Vec::new();
+    loop {
+        // SAFETY: zeroed siginfo is a valid buffer for read.
+        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        // SAFETY: reading one siginfo into a local of that size.
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
+        if n as usize != size {
+            return out;
+        }
+        out.push(info.ssi_signo as libc::c_int);
+    }
+}
+
+/// srt runs commands with bash: `-c CMD` as given, argv words shell-quoted and joined.
+pub fn shell_argv(words: &[OsString]) -> Result<(CString, Vec<CString>), LaunchError> {
+    let shell = find_in_path("bash")
+        .or_else(|| find_in_path("sh"))
+        .ok_or(LaunchError::NoShell)?;
+    let cstr = |b: Vec<u8>| {
+        CString::new(b)
+            .map_err(|_| LaunchError::Io(std::io::Error::other("argument contains a NUL byte")))
+    };
+    let program = cstr(shell.into_os_string().into_vec())?;
+    let argv = words
+        .iter()
+        .map(|w| cstr(w.as_bytes().to_vec()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut full = vec![cstr(b"bash".to_vec())?, cstr(b"-c".to_vec())?];
+    full.extend(argv);
+    Ok((program, full))
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The host environment (as srt), with the sandbox marker and the private TMPDIR.
+fn environment(tmpdir: &Path) -> Vec<CString> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME")
+        .collect();
+    env.push(("SANDBOX_RUNTIME".into(), "1".into()));
+    env.push(("TMPDIR".into(), tmpdir.as_os_str().to_owned()));
+    env.into_iter()
+        .filter_map(|(k, v)| {
+            let mut b = k.into_vec();
+            b.push(b'=');
+            b.extend(v.into_vec());
+            CString::new(b).ok()
+        })
+        .collect()
+}
+
+/// Shell-quotes words for `bash -c` so arguments keep their boundaries.
+pub fn quote_words(words: &[OsString]) -> OsString {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        let b = w.as_bytes();
+        if !b.is_empty()
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(c))
+        {
+            out.extend_from_slice(b);
+        } else {
+            out.push(b'\'');
+            for &c in b {
+                if c == b'\'' {
+                    out.extend_from_slice(b"'\\''");
+                } else {
+                    out.push(c);
+                }
+            }
+            out.push(b'\'');
+        }
+    }
+    OsString::from_vec(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_word_boundaries() {
+        let w: Vec<OsString> = ["printf", "%s|", "a b", "it's", "$HOME", ""]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert_eq!(
+            quote_words(&w),
+            OsString::from("printf %s| 'a b' 'it'\\''s' '$HOME' ''")
+        );
+    }
+}

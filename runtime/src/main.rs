@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(srt_runtime::cli::main());
+}

@@ -1,0 +1,63 @@
+//! Making sure nothing the command started outlives `srt`. `srt` is a child subreaper, so
+//! every orphaned descendant is re-parented to it; after the command exits we kill our
+//! children layer by layer (a killed process's children come to us next) until none is left.
+
+use std::time::{Duration, Instant};
+
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: plain prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn children() -> Vec<libc::pid_t> {
+    let me = std::process::id();
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{me}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(
+                s.split_whitespace()
+                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+            );
+        }
+    }
+    out
+}
+
+/// Reaps whatever has exited without blocking.
+pub fn reap_exited() {
+    loop {
+        let mut status = 0;
+        // SAFETY: plain waitpid writing into a local.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            break;
+        }
+    }
+}
+
+/// SIGKILLs every remaining descendant and reaps it. Returns how many were killed.
+pub fn kill_all_descendants() -> usize {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut killed = 0;
+    loop {
+        reap_exited();
+        let kids = children();
+        if kids.is_empty() || Instant::now() > deadline {
+            return killed;
+        }
+        for pid in kids {
+            // SAFETY: signalling a child of ours; at worst it is already a zombie.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let mut status = 0;
+            // SAFETY: blocking wait for that child, which SIGKILL ends promptly.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            killed += 1;
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The seccomp program applied to the command, assembled by hand because it needs
+//! `SECCOMP_RET_USER_NOTIF` (not in seccompiler 0.5) for the syscalls the supervisor
+//! mediates. Layout: architecture check (foreign arch and x32 numbers kill the process),
+//! then one block per listed syscall, then allow.
+
+use std::io;
+
+use crate::sysno::{self, Arch};
+
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_JGE_K: u16 = 0x35;
+const BPF_JSET_K: u16 = 0x45;
+const BPF_RET_K: u16 = 0x06;
+
+const RET_KILL_PROCESS: u32 = 0x8000_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+const RET_ALLOW: u32 = 0x7fff_0000;
+
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+/// Low 32 bits of argument `i` (little-endian): comparisons are deliberately 32-bit so
+/// `TIOCSTI | 1 << 32` cannot slip past (CVE-2019-10063).
+const fn arg_lo(i: u32) -> u32 {
+    16 + 8 * i
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SockFilter {
+    pub code: u16,
+    pub jt: u8,
+    pub jf: u8,
+    pub k: u32,
+}
+
+const fn stmt(code: u16, k: u32) -> SockFilter {
+    SockFilter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> SockFilter {
+    SockFilter { code, jt, jf, k }
+}
+
+/// What a matched syscall gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Allow,
+    Errno(i32),
+    Notify,
+}
+
+impl Action {
+    fn ret(self) -> u32 {
+        match self {
+            Action::Allow => RET_ALLOW,
+            Action::Errno(e) => RET_ERRNO | (e as u32 & 0xffff),
+            Action::Notify => RET_USER_NOTIF,
+        }
+    }
+}
+
+/// The decision for one syscall.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    Always(Action),
+    /// `then` when any bit of `mask` is set in argument `arg`, else `otherwise`.
+    AnyBit {
+        arg: u32,
+        mask: u32,
+        then: Action,
+        otherwise: Action,
+    },
+    /// `then` when argument `arg` equals one of `values`, else `otherwise`.
+    OneOf {
+        arg: u32,
+        values: Vec<u32>,
+        then: Action,
+        otherwise: Action,
+    },
+}
+
+/// What the policy needs from the filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterOptions {
+    /// Route file-creating and write-opening syscalls to the supervisor.
+    pub mediate_fs: bool,
+    /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
+    pub allow_unix_sockets: bool,
+}
+
+/// The rule table: pure, unit-tested, and what `srt explain` prints.
+pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)> {
+    let eperm = Action::Errno(libc::EPERM);
+    let mut out = Vec::new();
+    for name in sysno::DENIED {
+        if let Some(nr) = arch.nr(name) {
+            out.push((*name, nr, Rule::Always(eperm)));
+        }
+    }
+    // clone3 hides its flags behind a pointer; ENOSYS makes libc fall back to clone.
+    // openat2 hides its flags too; its callers fall back to openat, which we can inspect.
+    for name in ["clone3", "openat2"] {
+        if let Some(nr) = arch.nr(name) {
+            out.push((name, nr, Rule::Always(Action::Errno(libc::ENOSYS))));
+        }
+    }
+    if let Some(nr) = arch.nr("clone") {
+        out.push((
+            "clone",
+            nr,
+            Rule::AnyBit {
+                arg: 0,
+                mask: NAMESPACE_FLAGS,
+                then: eperm,
+                otherwise: Action::Allow,
+            },
+        ));
+    }
+    if let Some(nr) = arch.nr("ioctl") {
+        let values = vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+        out.push((
+            "ioctl",
+            nr,
+            Rule::OneOf {
+                arg: 1,
+                values,
+                then: eperm,
+                otherwise: Action::Allow,
+            },
+        ));
+    }
+    let mut families = Vec::new();
+    if opts.allow_unix_sockets {
+        families.push(libc::AF_UNIX as u32);
+    }
+    if let Some(nr) = arch.nr("socket") {
+        out.push((
+            "socket",
+            nr,
+            Rule::OneOf {
+                arg: 0,
+                values: families,
+                then: Action::Allow,
+                otherwise: eperm,
+            },
+        ));
+    }
+    if let Some(nr) = arch.nr("socketpair") {
+        let values = vec![libc::AF_UNIX as u32];
+        out.push((
+            "socketpair",
+            nr,
+            Rule::OneOf {
+                arg: 0,
+                values,
+                then: Action::Allow,
+                otherwise: eperm,
+            },
+        ));
+    }
+    if opts.mediate_fs {
+        let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+        for (name, arg) in [("open", 1), ("openat", 2)] {
+            if let Some(nr) = arch.nr(name) {
+                out.push((
+                    name,
+                    nr,
+                    Rule::AnyBit {
+                        arg,
+                        mask: write_bits,
+                        then: Action::Notify,
+                        otherwise: Action::Allow,
+                    },
+                ));
+            }
+        }
+        for name in sysno::MEDIATED {
+            if let Some(nr) = arch.nr(name) {
+                out.push((*name, nr, Rule::Always(Action::Notify)));
+            }
+        }
+    }
+    out
+}
+
+/// CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME.
+pub const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET) as u32
+    | 0x80;
+
+/// Assembles the program. Every block ends in a return, so the accumulator only has to
+/// hold the syscall number while the dispatch compares it.
+pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
+    let mut p = vec![
+        stmt(BPF_LD_W_ABS, OFF_ARCH),
+        jump(BPF_JEQ_K, arch.audit_arch, 1, 0),
+        stmt(BPF_RET_K, RET_KILL_PROCESS),
+        stmt(BPF_LD_W_ABS, OFF_NR),
+    ];
+    if let Some(x32) = arch.x32_bit {
+        p.push(jump(BPF_JGE_K, x32, 0, 1));
+        p.push(stmt(BPF_RET_K, RET_KILL_PROCESS));
+    }
+    for (name, nr, rule) in table {
+        let body = body(rule);
+        let skip = u8::try_from(body.len())
+            .map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
+        p.push(jump(BPF_JEQ_K, *nr as u32, 0, skip));
+        p.extend(body);
+    }
+    p.push(stmt(BPF_RET_K, RET_ALLOW));
+    if p.len() > 4096 {
+        return Err(io::Error::other(
+            "seccomp program exceeds 4096 instructions",
+        ));
+    }
+    Ok(p)
+}
+
+fn body(rule: &Rule) -> Vec<SockFilter> {
+    match rule {
+        Rule::Always(a) => vec![stmt(BPF_RET_K, a.ret())],
+        Rule::AnyBit {
+            arg,
+            mask,
+            then,
+            otherwise,
+        } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*arg)),
+            jump(BPF_JSET_K, *mask, 0, 1),
+            stmt(BPF_RET_K, then.ret()),
+            stmt(BPF_RET_K, otherwise.ret()),
+        ],
+        Rule::OneOf {
+            arg,
+            values,
+            then,
+            otherwise,
+        } => {
+            let n = values.len();
+            let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];
+            for (i, v) in values.iter().enumerate() {
+                // on a match skip the remaining compares and the `otherwise` return
+                b.push(jump(BPF_JEQ_K, *v, (n - i) as u8, 0));
+            }
+            b.push(stmt(BPF_RET_K, otherwise.ret()));
+            b.push(stmt(BPF_RET_K, then.ret()));
+            b
+        }
+    }
+}
+
+/// Installs the program on the calling thread and returns the notification listener.
+/// Async-signal-safe: only syscalls, used between fork and exec.
+pub fn install(prog: &[SockFilter]) -> Result<libc::c_int, i32> {
+    #[repr(C)]
+    struct SockFprog {
+        len: u16,
+        filter: *const SockFilter,
+    }
+    let fprog = SockFprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr(),
+    };
+    const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
+    const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+    // SAFETY: fprog points at a live, correctly laid out program for the whole call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const SockFprog,
+        )
+    };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd as libc::c_int)
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EINVAL)
+}
+
+#[cfg(test)]
+#[path = "seccomp_tests.rs"]
+mod tests;

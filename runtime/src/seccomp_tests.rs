@@ -1,0 +1,188 @@
+use super::*;
+
+fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
+    FilterOptions {
+        mediate_fs,
+        allow_unix_sockets,
+    }
+}
+
+/// A tiny BPF interpreter for the instructions `assemble` emits, so the program's
+/// decisions are tested without loading it into the kernel.
+fn run(prog: &[SockFilter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+    let mut data = [0u8; 64];
+    data[0..4].copy_from_slice(&(nr as i32).to_le_bytes());
+    data[4..8].copy_from_slice(&arch.to_le_bytes());
+    for (i, a) in args.iter().enumerate() {
+        data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
+    }
+    let (mut pc, mut acc) = (0usize, 0u32);
+    loop {
+        let ins = prog[pc];
+        pc += 1;
+        match ins.code {
+            BPF_LD_W_ABS => {
+                let k = ins.k as usize;
+                acc = u32::from_le_bytes(data[k..k + 4].try_into().unwrap());
+            }
+            BPF_RET_K => return ins.k,
+            BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => {
+                let hit = match ins.code {
+                    BPF_JEQ_K => acc == ins.k,
+                    BPF_JGE_K => acc >= ins.k,
+                    _ => acc & ins.k != 0,
+                };
+                pc += usize::from(if hit { ins.jt } else { ins.jf });
+            }
+            c => panic!("unexpected opcode {c:#x}"),
+        }
+    }
+}
+
+fn decide(o: FilterOptions, name: &str, args: [u64; 6]) -> u32 {
+    let arch = crate::sysno::native();
+    let prog = assemble(&arch, &rules(&arch, o)).unwrap();
+    run(&prog, arch.audit_arch, arch.nr(name).unwrap(), args)
+}
+
+const EPERM: u32 = RET_ERRNO | libc::EPERM as u32;
+
+#[test]
+fn foreign_architecture_and_x32_are_killed() {
+    let arch = crate::sysno::native();
+    let prog = assemble(&arch, &rules(&arch, opts(true, false))).unwrap();
+    assert_eq!(run(&prog, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
+    if let Some(bit) = arch.x32_bit {
+        assert_eq!(
+            run(&prog, arch.audit_arch, i64::from(bit) | 1, [0; 6]),
+            RET_KILL_PROCESS
+        );
+    }
+}
+
+#[test]
+fn dangerous_syscalls_are_refused() {
+    for name in [
+        "ptrace",
+        "io_uring_setup",
+        "bpf",
+        "mount",
+        "unshare",
+        "setns",
+        "keyctl",
+        "userfaultfd",
+    ] {
+        assert_eq!(decide(opts(true, false), name, [0; 6]), EPERM, "{name}");
+    }
+    assert_eq!(
+        decide(opts(true, false), "clone3", [0; 6]),
+        RET_ERRNO | libc::ENOSYS as u32
+    );
+}
+
+#[test]
+fn clone_namespace_flags_and_tty_injection() {
+    let o = opts(false, false);
+    assert_eq!(
+        decide(o, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+        RET_ALLOW
+    );
+    assert_eq!(
+        decide(o, "clone", [libc::CLONE_NEWUSER as u64, 0, 0, 0, 0, 0]),
+        EPERM
+    );
+    assert_eq!(
+        decide(
+            o,
+            "clone",
+            [libc::CLONE_NEWNET as u64 | 0x11, 0, 0, 0, 0, 0]
+        ),
+        EPERM
+    );
+    assert_eq!(
+        decide(o, "ioctl", [0, libc::TIOCSTI as u64, 0, 0, 0, 0]),
+        EPERM
+    );
+    assert_eq!(
+        decide(o, "ioctl", [0, libc::TIOCSTI as u64 | 1 << 32, 0, 0, 0, 0]),
+        EPERM
+    );
+    assert_eq!(
+        decide(o, "ioctl", [0, libc::TIOCLINUX as u64, 0, 0, 0, 0]),
+        EPERM
+    );
+    assert_eq!(
+        decide(o, "ioctl", [0, libc::TCGETS as u64, 0, 0, 0, 0]),
+        RET_ALLOW
+    );
+}
+
+#[test]
+fn sockets() {
+    let none = opts(false, false);
+    for fam in [
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_UNIX,
+        libc::AF_NETLINK,
+        libc::AF_PACKET,
+        40,
+    ] {
+        assert_eq!(
+            decide(none, "socket", [fam as u64, 1, 0, 0, 0, 0]),
+            EPERM,
+            "family {fam}"
+        );
+    }
+    assert_eq!(
+        decide(none, "socketpair", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
+        RET_ALLOW
+    );
+    assert_eq!(
+        decide(none, "socketpair", [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
+        EPERM
+    );
+    let unix = opts(false, true);
+    assert_eq!(
+        decide(unix, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
+        RET_ALLOW
+    );
+    assert_eq!(
+        decide(unix, "socket", [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
+        EPERM
+    );
+}
+
+#[test]
+fn write_opens_go_to_the_supervisor_reads_do_not() {
+    let o = opts(true, false);
+    assert_eq!(
+        decide(o, "openat", [0, 0, libc::O_RDONLY as u64, 0, 0, 0]),
+        RET_ALLOW
+    );
+    assert_eq!(
+        decide(
+            o,
+            "openat",
+            [0, 0, (libc::O_RDONLY | libc::O_CLOEXEC) as u64, 0, 0, 0]
+        ),
+        RET_ALLOW
+    );
+    for f in [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC] {
+        assert_eq!(
+            decide(o, "openat", [0, 0, f as u64, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+    }
+    assert_eq!(decide(o, "renameat2", [0; 6]), RET_USER_NOTIF);
+    assert_eq!(decide(o, "unlinkat", [0; 6]), RET_USER_NOTIF);
+    assert_eq!(
+        decide(
+            opts(false, false),
+            "openat",
+            [0, 0, libc::O_WRONLY as u64, 0, 0, 0]
+        ),
+        RET_ALLOW
+    );
+    assert_eq!(decide(o, "read", [0; 6]), RET_ALLOW);
+}
