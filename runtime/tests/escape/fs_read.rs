@@ -1,0 +1,42 @@
+//! denyRead: files, directories, globs, and inherited descriptors.
+
+use serde_json::json;
+
+use super::harness::Scenario;
+use crate::escapes;
+
+fn secrets() -> Scenario {
+    Scenario::new("")
+        .with(
+            "filesystem.denyRead",
+            json!(["{O}/secret.txt", "{O}/secretdir"]),
+        )
+        .setup(|e| {
+            e.file(&e.o("secret.txt"), "TOPSECRET\n");
+            e.file(&e.o("secretdir/key"), "KEYMATERIAL\n");
+        })
+}
+
+fn attempt(cmd: &str) -> Scenario {
+    let mut s = secrets();
+    s.cmd = cmd.into();
+    s
+}
+
+escapes! {
+    read_deny_read_file => attempt(r#"cat "$O/secret.txt""#).fails().lacks("TOPSECRET");
+    list_deny_read_dir => attempt(r#"ls "$O/secretdir""#).fails().lacks("key");
+    read_inside_deny_read_dir => attempt(r#"cat "$O/secretdir/key""#).fails().lacks("KEYMATERIAL");
+    read_through_symlink => attempt(r#"ln -s "$O/secret.txt" s && cat s"#).fails().lacks("TOPSECRET");
+    copy_deny_read_file => attempt(r#"cp "$O/secret.txt" copy.txt"#).fails().absent("w/copy.txt");
+    read_deny_read_glob => Scenario::new(r#"cat .env sub/.env"#)
+        .with("filesystem.denyRead", json!(["**/.env"]))
+        .setup(|e| { e.file(&e.w(".env"), "ENVSECRET1\n"); e.file(&e.w("sub/.env"), "ENVSECRET2\n") })
+        .fails().lacks("ENVSECRET1").lacks("ENVSECRET2");
+    inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" -s "$SETTINGS" -c "$CMD""#)
+        .fails().lacks("TOPSECRET");
+    inherited_write_fd => Scenario::new("echo evil >&4")
+        .setup(|e| e.file(&e.o("target.txt"), "orig\n"))
+        .wrap(r#"exec 4>>"$O/target.txt"; "$SRT" -s "$SETTINGS" -c "$CMD""#)
+        .fails().holds("o/target.txt", "orig\n");
+}

@@ -1,0 +1,386 @@
+//! Escape-test harness: every scenario runs the real `srt` binary in a fresh pair of
+//! directories (W = working dir, O = a sibling outside it), asserts the attempt failed,
+//! then asserts the host is unchanged. Each scenario runs as root and as uid 65534.
+
+use std::os::unix::fs::{chown, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+pub const NOBODY: u32 = 65534;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum As {
+    Root,
+    Unprivileged,
+}
+
+pub struct Env {
+    pub root: PathBuf,
+    pub w: PathBuf,
+    pub o: PathBuf,
+    pub uid: Option<u32>,
+}
+
+impl Env {
+    pub fn w(&self, rel: &str) -> PathBuf {
+        self.w.join(rel)
+    }
+    pub fn o(&self, rel: &str) -> PathBuf {
+        self.o.join(rel)
+    }
+    /// Creates a file owned by the scenario's user (so only the sandbox stops writes).
+    pub fn file(&self, p: &Path, content: &str) {
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+            self.own(parent);
+        }
+        std::fs::write(p, content).unwrap();
+        self.own(p);
+    }
+    pub fn dir(&self, p: &Path) {
+        std::fs::create_dir_all(p).unwrap();
+        let mut cur = p.to_path_buf();
+        while cur.starts_with(&self.root) && cur != self.root {
+            self.own(&cur);
+            cur.pop();
+        }
+    }
+    pub fn own(&self, p: &Path) {
+        if let Some(uid) = self.uid {
+            chown(p, Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A copy of srt that uid 65534 can execute (the build tree may sit under /root).
+fn srt_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("srt-escape-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dst = dir.join("srt");
+        std::fs::copy(env!("CARGO_BIN_EXE_srt"), &dst).unwrap();
+        std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dst
+    })
+}
+
+pub struct Output {
+    pub code: i32,
+    pub text: String,
+}
+
+pub type Hook = Box<dyn Fn(&Env)>;
+pub type Check = Box<dyn Fn(&Env, &Output) -> Result<(), String>>;
+
+pub struct Scenario {
+    pub cmd: String,
+    pub settings: Value,
+    pub setup: Vec<Hook>,
+    pub checks: Vec<Check>,
+    /// Shell wrapped around srt outside the sandbox (for inherited fds); `{SRT}` is replaced.
+    pub wrapper: Option<String>,
+    pub extra_env: Vec<(String, String)>,
+}
+
+pub fn base_settings() -> Value {
+    json!({
+        "network": {"allowedDomains": [], "deniedDomains": []},
+        "filesystem": {"denyRead": [], "allowWrite": ["."], "denyWrite": []}
+    })
+}
+
+impl Scenario {
+    pub fn new(cmd: &str) -> Self {
+        Scenario {
+            cmd: cmd.into(),
+            settings: base_settings(),
+            setup: vec![],
+            checks: vec![],
+            wrapper: None,
+            extra_env: vec![],
+        }
+    }
+    pub fn setup(mut self, f: impl Fn(&Env) + 'static) -> Self {
+        self.setup.push(Box::new(f));
+        self
+    }
+    /// `f` gets W and O and returns settings patches: `("filesystem.denyWrite", json!([..]))`.
+    pub fn with(mut self, key: &str, value: Value) -> Self {
+        let (a, b) = key.split_once('.').unwrap_or((key, ""));
+        if b.is_empty() {
+            self.settings[a] = value;
+        } else {
+            self.settings[a][b] = value;
+        }
+        self
+    }
+    pub fn check(mut self, f: impl Fn(&Env, &Output) -> Result<(), String> + 'static) -> Self {
+        self.checks.push(Box::new(f));
+        self
+    }
+    /// The attempt itself must fail (non-zero exit).
+    pub fn fails(self) -> Self {
+        self.check(|_, o| {
+            if o.code != 0 {
+                Ok(())
+            } else {
+                Err(format!("attempt exited 0: {}", o.text))
+            }
+        })
+    }
+    pub fn lacks(self, needle: &'static str) -> Self {
+        self.check(move |_, o| {
+            if o.text.contains(needle) {
+                Err(format!("output has {needle:?}: {}", o.text))
+            } else {
+                Ok(())
+            }
+        })
+    }
+    pub fn prints(self, needle: &'static str) -> Self {
+        self.check(move |_, o| {
+            if o.text.contains(needle) {
+                Ok(())
+            } else {
+                Err(format!("output lacks {needle:?}: {}", o.text))
+            }
+        })
+    }
+    /// The host must not have this path (W- or O-relative: "w/x", "o/x").
+    pub fn absent(self, rel: &'static str) -> Self {
+        self.check(move |e, _| {
+            let p = resolve(e, rel);
+            if p.symlink_metadata().is_ok() {
+                Err(format!("{} exists on the host", p.display()))
+            } else {
+                Ok(())
+            }
+        })
+    }
+    /// The host file must still hold exactly `content`.
+    pub fn holds(self, rel: &'static str, content: &'static str) -> Self {
+        self.check(move |e, _| match std::fs::read_to_string(resolve(e, rel)) {
+            Ok(s) if s == content => Ok(()),
+            Ok(s) => Err(format!("{rel} now holds {s:?}, expected {content:?}")),
+            Err(err) => Err(format!("{rel} is gone: {err}")),
+        })
+    }
+    pub fn wrap(mut self, shell: &str) -> Self {
+        self.wrapper = Some(shell.into());
+        self
+    }
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.extra_env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn run(&self, who: As) {
+        let uid = match who {
+            As::Root if is_root() => None,
+            As::Root => None,
+            As::Unprivileged if is_root() => Some(NOBODY),
+            As::Unprivileged => None,
+        };
+        let root = tempdir();
+        let env = Env {
+            w: root.join("w"),
+            o: root.join("o"),
+            root: root.clone(),
+            uid,
+        };
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        env.dir(&env.w.clone());
+        env.dir(&env.o.clone());
+        clear_probes();
+        for s in &self.setup {
+            s(&env);
+        }
+        let settings_path = root.join("settings.json");
+        let text = self
+            .settings
+            .to_string()
+            .replace("{W}", env.w.to_str().unwrap())
+            .replace("{O}", env.o.to_str().unwrap());
+        std::fs::write(&settings_path, text).unwrap();
+        let out = run_srt(
+            &env,
+            &settings_path,
+            &self.cmd,
+            self.wrapper.as_deref(),
+            &self.extra_env,
+        );
+        let mut failures: Vec<String> = self
+            .checks
+            .iter()
+            .filter_map(|c| c(&env, &out).err())
+            .collect();
+        failures.extend(probes_quiet().err());
+        clear_probes();
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(failures.is_empty(), "as {who:?}: {}", failures.join("; "));
+        assert!(!self.checks.is_empty(), "a scenario must check something");
+    }
+}
+
+fn resolve(e: &Env, rel: &str) -> PathBuf {
+    match rel.split_once('/') {
+        Some(("w", r)) => e.w(r),
+        Some(("o", r)) => e.o(r),
+        _ => e.root.join(rel),
+    }
+}
+
+fn tempdir() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let p = std::env::temp_dir().join(format!("srt-escape-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p.canonicalize().unwrap()
+}
+
+pub fn run_srt(
+    env: &Env,
+    settings: &Path,
+    cmd: &str,
+    wrapper: Option<&str>,
+    extra: &[(String, String)],
+) -> Output {
+    let srt = srt_bin();
+    let mut c = match wrapper {
+        None => {
+            let mut c = Command::new(srt);
+            c.arg("-s").arg(settings).arg("-c").arg(cmd);
+            c
+        }
+        Some(w) => {
+            let mut c = Command::new("/bin/bash");
+            c.arg("-c")
+                .arg(w)
+                .env("SRT", srt)
+                .env("SETTINGS", settings)
+                .env("CMD", cmd);
+            c
+        }
+    };
+    c.current_dir(&env.w)
+        .env("W", &env.w)
+        .env("O", &env.o)
+        .env("HOME", &env.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    if let Some(uid) = env.uid {
+        c.uid(uid).gid(uid);
+    }
+    let child = c.spawn().unwrap();
+    wait_with_timeout(child, Duration::from_secs(30))
+}
+
+fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("srt did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        text,
+    }
+}
+
+/// Declares each scenario twice: as root and as uid 65534.
+#[macro_export]
+macro_rules! escapes {
+    ($($name:ident => $scenario:expr;)*) => {
+        mod as_root {
+            #[allow(unused_imports)]
+            use super::*;
+            $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Root) } )*
+        }
+        mod as_unprivileged {
+            #[allow(unused_imports)]
+            use super::*;
+            $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Unprivileged) } )*
+        }
+    };
+}
+
+/// Something a scenario's setup leaves listening, asked afterwards whether anything
+/// reached it. Kept per test thread, dropped when the next scenario starts.
+pub trait Probe {
+    /// `Err` when the sandboxed command got through to it.
+    fn quiet(&self) -> Result<(), String>;
+}
+
+thread_local! {
+    static PROBES: std::cell::RefCell<Vec<Box<dyn Probe>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+pub fn register(p: Box<dyn Probe>) {
+    PROBES.with(|v| v.borrow_mut().push(p));
+}
+
+pub fn probes_quiet() -> Result<(), String> {
+    PROBES.with(|v| v.borrow().iter().try_for_each(|p| p.quiet()))
+}
+
+pub fn clear_probes() {
+    PROBES.with(|v| v.borrow_mut().clear());
+}
+
+/// A Python one-liner calling `syscall(nr, args...)`: exits 0 only if it succeeded,
+/// and prints the errno.
+pub fn py_syscall(nr: i64, args: &str) -> String {
+    format!(
+        "/usr/bin/python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); \
+         r=l.syscall({nr}{args}); print(\"rc\", r, \"errno\", ctypes.get_errno()); sys.exit(0 if r>=0 else 1)'"
+    )
+}
+
+pub fn py(code: &str) -> String {
+    format!("/usr/bin/python3 -c '{code}'")
+}
+
+/// No process whose command line mentions `marker` is alive.
+pub fn no_process_with(marker: &str) -> Result<(), String> {
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(marker) {
+                return Err(format!(
+                    "process {} ({}) survived srt",
+                    e.file_name().to_string_lossy(),
+                    String::from_utf8_lossy(&cmd).replace('\0', " ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! The escape battery: each scenario tries to break one rule and asserts both that the
+//! attempt failed and that the host is unchanged. Every scenario runs as root and as an
+//! unprivileged uid (when the suite runs as root).
+
+mod escape {
+    pub mod harness;
+
+    mod fs_links;
+    mod fs_read;
+    mod fs_write;
+    mod network;
+    mod process;
+    mod syscalls;
+}
