@@ -69,8 +69,8 @@ escapes! {
         .setup(victim).fails().lacks("VICTIMSECRET").check(|e, _| victim_alive(e));
     read_environ_of_srt => Scenario::new(r#"tr '\0' '\n' < /proc/$PPID/environ"#)
         .env("SRT_PARENT_ONLY_SECRET", "PARENTSECRET").fails().lacks("SRT_PARENT_ONLY");
-    background_job_killed_on_exit => Scenario::new(r#"(exec -a "srt-escape-bg-$W" sleep 30) & disown; exit 0"#)
+    background_job_killed_on_exit => Scenario::new(r#"(exec -a "srt-escape-bg-$W" sleep 30 </dev/null >/dev/null 2>&1) & disown; exit 0"#)
         .check(|e, _| no_process_with(&format!("srt-escape-bg-{}", e.w.display())));
-    detached_session_killed_on_exit => Scenario::new(r#"setsid bash -c 'exec -a "srt-escape-setsid-$W" sleep 30' & sleep 0.2; exit 0"#)
+    detached_session_killed_on_exit => Scenario::new(r#"setsid bash -c 'exec -a "srt-escape-setsid-$W" sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.2; exit 0"#)
         .check(|e, _| no_process_with(&format!("srt-escape-setsid-{}", e.w.display())));
 }
