@@ -28,19 +28,9 @@ pub enum Stage {
 impl Stage {
     pub fn from_u8(b: u8) -> Option<Stage> {
         use Stage::*;
-        [
-            Session,
-            ParentDeath,
-            CloseFds,
-            Capabilities,
-            Landlock,
-            LandlockNotEnforced,
-            Seccomp,
-            SendListener,
-            Exec,
-        ]
-        .into_iter()
-        .find(|s| *s as u8 == b)
+        [Session, ParentDeath, CloseFds, Capabilities, Landlock, LandlockNotEnforced, Seccomp, SendListener, Exec]
+            .into_iter()
+            .find(|s| *s as u8 == b)
     }
     pub fn describe(self) -> &'static str {
         match self {
@@ -49,9 +39,7 @@ impl Stage {
             Stage::CloseFds => "closing inherited file descriptors (close_range)",
             Stage::Capabilities => "dropping capabilities",
             Stage::Landlock => "enforcing Landlock",
-            Stage::LandlockNotEnforced => {
-                "enforcing Landlock (the kernel enforced none of the rules)"
-            }
+            Stage::LandlockNotEnforced => "enforcing Landlock (the kernel enforced none of the rules)",
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SendListener => "handing the seccomp listener to the supervisor",
             Stage::Exec => "executing the command",
@@ -86,11 +74,7 @@ pub fn run(mut spec: ChildSpec) -> ! {
             libc::_exit(127)
         }
     };
-    let errno = || {
-        std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO)
-    };
+    let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
 
     // SAFETY (whole block): async-signal-safe syscalls on values prepared before fork.
     unsafe {
@@ -99,14 +83,7 @@ pub fn run(mut spec: ChildSpec) -> ! {
         if libc::setsid() < 0 {
             fail(Stage::Session, errno());
         }
-        if libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        ) < 0
-        {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) < 0 {
             fail(Stage::ParentDeath, errno());
         }
         // The parent may have died before the line above took effect.
@@ -124,9 +101,7 @@ pub fn run(mut spec: ChildSpec) -> ! {
     }
     if let Some(rs) = spec.ruleset.take() {
         match rs.restrict_self() {
-            Ok(st) if st.ruleset == RulesetStatus::NotEnforced => {
-                fail(Stage::LandlockNotEnforced, libc::ENOSYS)
-            }
+            Ok(st) if st.ruleset == RulesetStatus::NotEnforced => fail(Stage::LandlockNotEnforced, libc::ENOSYS),
             Ok(_) => {}
             Err(_) => fail(Stage::Landlock, errno()),
         }
@@ -157,19 +132,13 @@ pub fn run(mut spec: ChildSpec) -> ! {
 /// Empties every capability set: bounding (when we may), ambient, then effective,
 /// permitted and inheritable; as root, also locks the securebits so an exec cannot
 /// hand capabilities back.
-fn drop_capabilities(last_cap: u32) -> Result<(), i32> {
-    let errno = || {
-        std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO)
-    };
+pub fn drop_capabilities(last_cap: u32) -> Result<(), i32> {
+    let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
     // SAFETY (whole block): prctl/capset syscalls with plain integer or stack arguments.
     unsafe {
         if has_effective(CAP_SETPCAP) {
             for cap in 0..=last_cap {
-                if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
-                    && errno() != libc::EINVAL
-                {
+                if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0 && errno() != libc::EINVAL {
                     return Err(errno());
                 }
             }
@@ -179,24 +148,10 @@ fn drop_capabilities(last_cap: u32) -> Result<(), i32> {
                 return Err(errno());
             }
         }
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        let mut header = CapHeader {
-            version: 0x2008_0522,
-            pid: 0,
-        };
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0);
+        let mut header = CapHeader { version: 0x2008_0522, pid: 0 };
         let data = [CapData::default(); 2];
-        if libc::syscall(
-            libc::SYS_capset,
-            &mut header as *mut CapHeader,
-            data.as_ptr(),
-        ) < 0
-        {
+        if libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) < 0 {
             return Err(errno());
         }
     }
@@ -221,28 +176,16 @@ struct CapData {
 const CAP_SETPCAP: u32 = 8;
 
 fn has_effective(cap: u32) -> bool {
-    let mut header = CapHeader {
-        version: 0x2008_0522,
-        pid: 0,
-    };
+    let mut header = CapHeader { version: 0x2008_0522, pid: 0 };
     let mut data = [CapData::default(); 2];
     // SAFETY: capget writes two CapData structs into `data`.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut header as *mut CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) };
     r == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
 }
 
 fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), i32> {
     let mut tag = [b'L'];
-    let mut iov = libc::iovec {
-        iov_base: tag.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
+    let mut iov = libc::iovec { iov_base: tag.as_mut_ptr().cast(), iov_len: 1 };
     // room for one cmsg carrying one int, 8-byte aligned
     let mut cbuf = [0u64; 4];
     // SAFETY: msghdr and the control buffer live on this stack frame for the call; the
@@ -259,9 +202,7 @@ fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), i32> {
         (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
         std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
         if libc::sendmsg(sock, &msg, 0) < 0 {
-            return Err(std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO));
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
         }
     }
     Ok(())

@@ -40,11 +40,7 @@ pub struct Cli {
     #[arg(long)]
     pub allow_weaker: bool,
     /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
 }
 
@@ -68,7 +64,9 @@ pub fn main() -> i32 {
         Err(e) => {
             eprintln!("Error: {e}");
             if matches!(e, LaunchError::Settings(_)) {
-                eprintln!("Refusing to run with the built-in defaults, which would drop the rules --settings asked for.");
+                eprintln!(
+                    "Refusing to run with the built-in defaults, which would drop the rules --settings asked for."
+                );
             }
             1
         }
@@ -76,27 +74,18 @@ pub fn main() -> i32 {
 }
 
 fn init_logging(debug: bool) {
-    let level = if debug || std::env::var_os("SRT_DEBUG").is_some() {
-        "debug"
-    } else {
-        "warn"
-    };
+    let level = if debug || std::env::var_os("SRT_DEBUG").is_some() { "debug" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SRT_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
 fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {
     if let Some(p) = &cli.settings {
         return Ok(settings_schema::load_file(p)?);
     }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     if let Some(default) = home.map(|h| h.join(".srt-settings.json")) {
         if default.symlink_metadata().is_ok() {
             return Ok(settings_schema::load_file(&default)?);
@@ -117,9 +106,5 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         (None, false) => vec![launch::quote_words(&cli.command)],
         (None, true) => return Err(LaunchError::NoCommand),
     };
-    launch::run(Options {
-        settings,
-        argv: words,
-        allow_weaker: cli.allow_weaker,
-    })
+    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker })
 }

@@ -15,11 +15,7 @@ pub enum LaunchError {
          Use a kernel with Landlock enabled (Linux >= 6.2, `lsm=...,landlock`), or run with \
          --allow-weaker to accept weaker enforcement"
     )]
-    LandlockTooOld {
-        found: i32,
-        needed: i32,
-        feature: &'static str,
-    },
+    LandlockTooOld { found: i32, needed: i32, feature: &'static str },
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("could not build the seccomp filter: {0}")]
@@ -27,17 +23,11 @@ pub enum LaunchError {
     #[error("the working directory is not usable: {0}")]
     Cwd(std::io::Error),
     #[error("could not create the private TMPDIR {path}: {source}")]
-    TmpDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    TmpDir { path: PathBuf, source: std::io::Error },
     #[error("no shell to run the command: neither bash nor sh is on PATH")]
     NoShell,
     #[error("sandbox setup failed in the child at {stage}: {errno}")]
-    Child {
-        stage: &'static str,
-        errno: nix::errno::Errno,
-    },
+    Child { stage: &'static str, errno: nix::errno::Errno },
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]

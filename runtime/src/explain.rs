@@ -14,7 +14,11 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
     let mut o = String::new();
     let w = &mut o;
     let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));
-    let _ = writeln!(w, "kernel Landlock ABI: {} (filesystem rules need >= {MIN_ABI_FS}, TCP rules >= 4, scopes >= 6)", p.kernel_abi);
+    let _ = writeln!(
+        w,
+        "kernel Landlock ABI: {} (filesystem rules need >= {MIN_ABI_FS}, TCP rules >= 4, scopes >= 6)",
+        p.kernel_abi
+    );
     match launch::check_kernel(&p, false) {
         Ok(()) => {
             let _ = writeln!(w, "status: every rule below is enforced");
@@ -29,10 +33,7 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
     let _ = writeln!(w, "network: no network at all (Landlock handles TCP connect/bind with no port allowed; seccomp refuses AF_INET/AF_INET6 sockets, so UDP too)");
     let _ = writeln!(w, "\nfilesystem:");
     if !p.fs_enabled {
-        let _ = writeln!(
-            w,
-            "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)"
-        );
+        let _ = writeln!(w, "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)");
     } else {
         let _ = writeln!(w, "  reads: allowed everywhere except denyRead  [Landlock]");
         for d in &p.policy.deny_read {
@@ -51,45 +52,35 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
         }
         let _ = writeln!(w, "  Landlock rules: {}", p.plan.rules.len());
         if !p.plan.split_write_dirs.is_empty() {
-            let _ = writeln!(w, "  directories that hold a protected name; the supervisor creates, renames and removes");
-            let _ = writeln!(
-                w,
-                "  entries there on the command's behalf after checking the real location:"
-            );
+            let _ =
+                writeln!(w, "  directories that hold a protected name; the supervisor creates, renames and removes");
+            let _ = writeln!(w, "  entries there on the command's behalf after checking the real location:");
             for d in &p.plan.split_write_dirs {
                 let _ = writeln!(w, "    {}", d.display());
             }
         }
         if !p.plan.split_read_dirs.is_empty() {
-            let _ = writeln!(w, "  LIMIT: these directories hold a denyRead entry, so files created in them during the run");
+            let _ = writeln!(
+                w,
+                "  LIMIT: these directories hold a denyRead entry, so files created in them during the run"
+            );
             let _ = writeln!(w, "  cannot be read back by the command:");
             for d in &p.plan.split_read_dirs {
                 let _ = writeln!(w, "    {}", d.display());
             }
         }
-        let _ = writeln!(w, "  LIMIT: chmod, chown, utimes and xattrs are not mediated (Landlock does not cover metadata).");
-        let _ = writeln!(w, "  LIMIT: a file with several hard links is only writable where Landlock itself allows it.");
+        let _ = writeln!(w, "  metadata (chmod, chown, timestamps, xattrs): judged by the supervisor, which performs");
+        let _ = writeln!(w, "  permitted changes itself without capabilities  [supervisor]");
+        let _ = writeln!(w, "  LIMIT: a file that already had several hard links at start is only writable where Landlock\n  itself allows it (links made during the run are tracked).");
     }
-    let _ = writeln!(
-        w,
-        "\nsyscalls (seccomp, foreign architectures and x32 killed):"
-    );
+    let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();
     for (name, _, rule) in seccomp::rules(&arch, p.filter) {
         let _ = writeln!(w, "  {name:<18} {}", describe(&rule));
     }
-    let _ = writeln!(
-        w,
-        "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,"
-    );
-    let _ = writeln!(
-        w,
-        "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,"
-    );
-    let _ = writeln!(
-        w,
-        "  private TMPDIR removed afterwards, descendants killed when the command exits."
-    );
+    let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
+    let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,");
+    let _ = writeln!(w, "  private TMPDIR removed afterwards, descendants killed when the command exits.");
     let _ = writeln!(w, "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it.");
     Ok(o)
 }
@@ -103,23 +94,11 @@ fn describe(r: &seccomp::Rule) -> String {
     };
     match r {
         Rule::Always(x) => a(x),
-        Rule::AnyBit {
-            arg,
-            mask,
-            then,
-            otherwise,
-        } => format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise)),
-        Rule::OneOf {
-            arg,
-            values,
-            then,
-            otherwise,
-        } => {
-            format!(
-                "{} if arg{arg} in {values:?}, else {}",
-                a(then),
-                a(otherwise)
-            )
+        Rule::AnyBit { arg, mask, then, otherwise } => {
+            format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise))
+        }
+        Rule::OneOf { arg, values, then, otherwise } => {
+            format!("{} if arg{arg} in {values:?}, else {}", a(then), a(otherwise))
         }
     }
 }

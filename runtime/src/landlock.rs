@@ -2,8 +2,8 @@
 //! child then enforces with `restrict_self` between fork and exec.
 
 use landlock::{
-    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope, ABI,
 };
 
 use crate::error::LaunchError;
@@ -41,8 +41,7 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
         a |= AccessFs::ReadDir;
     }
     if r.write {
-        a |= AccessFs::from_write(TARGET)
-            & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
+        a |= AccessFs::from_write(TARGET) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
     }
     if !is_dir {
         a &= AccessFs::from_file(TARGET);
@@ -55,16 +54,11 @@ pub fn build(plan: &Plan, fs: bool) -> Result<RulesetCreated, LaunchError> {
     let err = |e: landlock::RulesetError| LaunchError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
     if fs {
-        ruleset = ruleset
-            .handle_access(AccessFs::from_all(TARGET))
-            .map_err(err)?;
+        ruleset = ruleset.handle_access(AccessFs::from_all(TARGET)).map_err(err)?;
     }
     // TCP connect and bind handled with no rule granting any port: no TCP at all.
-    let ruleset = ruleset
-        .handle_access(AccessNet::from_all(TARGET))
-        .map_err(err)?
-        .scope(Scope::from_all(TARGET))
-        .map_err(err)?;
+    let ruleset =
+        ruleset.handle_access(AccessNet::from_all(TARGET)).map_err(err)?.scope(Scope::from_all(TARGET)).map_err(err)?;
     let mut created = ruleset.create().map_err(err)?;
     if fs {
         for rule in &plan.rules {
@@ -80,9 +74,7 @@ pub fn build(plan: &Plan, fs: bool) -> Result<RulesetCreated, LaunchError> {
             if access.is_empty() {
                 continue;
             }
-            created = created
-                .add_rule(PathBeneath::new(fd, access))
-                .map_err(err)?;
+            created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
         }
     }
     Ok(created)

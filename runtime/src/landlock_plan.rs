@@ -35,10 +35,7 @@ pub fn plan(policy: &FsPolicy) -> Plan {
 
 fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], out: &mut Plan) {
     let here = policy.rights(node);
-    let below: Vec<&PathBuf> = bounds
-        .iter()
-        .filter(|b| b.as_path() != node && b.starts_with(node))
-        .collect();
+    let below: Vec<&PathBuf> = bounds.iter().filter(|b| b.as_path() != node && b.starts_with(node)).collect();
     let uniform = below.iter().fold(here, |acc, b| {
         let mut r = policy.rights(b);
         // Listing means nothing for a file: a denied file leaves its ancestors listable.
@@ -49,10 +46,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], 
     });
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
-        out.rules.push(PlannedRule {
-            path: node.to_path_buf(),
-            rights: grant,
-        });
+        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant });
     }
     if below.is_empty() {
         return;
@@ -65,16 +59,8 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], 
     if rest.read {
         out.split_read_dirs.push(node.to_path_buf());
     }
-    let on_path: BTreeSet<PathBuf> = below
-        .iter()
-        .filter_map(|b| {
-            b.strip_prefix(node)
-                .ok()?
-                .components()
-                .next()
-                .map(|c| node.join(c))
-        })
-        .collect();
+    let on_path: BTreeSet<PathBuf> =
+        below.iter().filter_map(|b| b.strip_prefix(node).ok()?.components().next().map(|c| node.join(c))).collect();
     if !rest.is_empty() {
         if let Ok(entries) = std::fs::read_dir(node) {
             for e in entries.flatten() {
@@ -103,11 +89,8 @@ mod tests {
     use super::*;
 
     fn tree() -> PathBuf {
-        let root = std::env::temp_dir().join(format!(
-            "srt-plan-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+        let root =
+            std::env::temp_dir().join(format!("srt-plan-{}-{:?}", std::process::id(), std::thread::current().id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("w/.git/hooks")).unwrap();
         std::fs::create_dir_all(root.join("w/src")).unwrap();
@@ -127,41 +110,18 @@ mod tests {
         let w = root.join("w");
         let policy = FsPolicy {
             write: vec![w.clone()],
-            deny_write: vec![
-                w.join(".bashrc"),
-                w.join(".git/hooks"),
-                w.join(".git/config"),
-            ],
+            deny_write: vec![w.join(".bashrc"), w.join(".git/hooks"), w.join(".git/config")],
             ..FsPolicy::default()
         };
         let plan = plan(&policy);
-        let write_only = Rights {
-            read: false,
-            list: false,
-            write: true,
-        };
-        assert_eq!(
-            rights_of(&plan, Path::new("/")),
-            Some(Rights {
-                read: true,
-                list: true,
-                write: false
-            })
-        );
-        assert_eq!(
-            rights_of(&plan, &w),
-            None,
-            "the cwd itself must not carry write rights"
-        );
+        let write_only = Rights { read: false, list: false, write: true };
+        assert_eq!(rights_of(&plan, Path::new("/")), Some(Rights { read: true, list: true, write: false }));
+        assert_eq!(rights_of(&plan, &w), None, "the cwd itself must not carry write rights");
         assert_eq!(rights_of(&plan, &w.join("src")), Some(write_only));
         assert_eq!(rights_of(&plan, &w.join("README")), Some(write_only));
         assert_eq!(rights_of(&plan, &w.join(".git/HEAD")), Some(write_only));
         assert_eq!(rights_of(&plan, &w.join(".git/hooks")), None);
-        assert_eq!(
-            rights_of(&plan, &w.join("link")),
-            None,
-            "symlinks never get rules"
-        );
+        assert_eq!(rights_of(&plan, &w.join("link")), None, "symlinks never get rules");
         assert_eq!(plan.split_write_dirs, vec![w.clone(), w.join(".git")]);
         std::fs::remove_dir_all(&root).unwrap();
     }
@@ -169,10 +129,7 @@ mod tests {
     #[test]
     fn plain_write_root_gets_one_rule() {
         let root = tree();
-        let policy = FsPolicy {
-            write: vec![root.join("w/src")],
-            ..FsPolicy::default()
-        };
+        let policy = FsPolicy { write: vec![root.join("w/src")], ..FsPolicy::default() };
         let plan = plan(&policy);
         assert_eq!(plan.rules.len(), 2);
         assert!(plan.split_write_dirs.is_empty());
@@ -182,27 +139,10 @@ mod tests {
     #[test]
     fn denied_read_file_keeps_siblings_readable() {
         let root = tree();
-        let policy = FsPolicy {
-            deny_read: vec![root.join("w/README")],
-            ..FsPolicy::default()
-        };
+        let policy = FsPolicy { deny_read: vec![root.join("w/README")], ..FsPolicy::default() };
         let plan = plan(&policy);
-        assert_eq!(
-            rights_of(&plan, Path::new("/")),
-            Some(Rights {
-                read: false,
-                list: true,
-                write: false
-            })
-        );
-        assert_eq!(
-            rights_of(&plan, &root.join("w/src")),
-            Some(Rights {
-                read: true,
-                list: false,
-                write: false
-            })
-        );
+        assert_eq!(rights_of(&plan, Path::new("/")), Some(Rights { read: false, list: true, write: false }));
+        assert_eq!(rights_of(&plan, &root.join("w/src")), Some(Rights { read: true, list: false, write: false }));
         assert_eq!(rights_of(&plan, &root.join("w/README")), None);
         assert!(plan.split_read_dirs.contains(&root.join("w")));
         std::fs::remove_dir_all(&root).unwrap();

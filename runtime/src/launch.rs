@@ -40,37 +40,16 @@ pub const MIN_ABI_FS: i32 = 3;
 
 pub fn prepare(settings: &Settings, tmpdir: &Path) -> Result<Prepared, LaunchError> {
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let cx = prepare::Context {
-        cwd: &cwd,
-        home: home.as_deref(),
-        tmpdir,
-    };
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let cx = prepare::Context { cwd: &cwd, home: home.as_deref(), tmpdir };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
-    let policy = if fs_enabled {
-        prepare::fs_policy(settings, &cx)
-    } else {
-        FsPolicy::default()
-    };
-    let plan = if fs_enabled {
-        crate::landlock_plan::plan(&policy)
-    } else {
-        Plan::default()
-    };
+    let policy = if fs_enabled { prepare::fs_policy(settings, &cx) } else { FsPolicy::default() };
+    let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
     };
-    Ok(Prepared {
-        policy,
-        plan,
-        fs_enabled,
-        filter,
-        kernel_abi: landlock::kernel_abi(),
-        tmpdir: tmpdir.to_path_buf(),
-    })
+    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi: landlock::kernel_abi(), tmpdir: tmpdir.to_path_buf() })
 }
 
 /// Refuses to run with less protection than asked for, unless the user opted in.
@@ -86,11 +65,7 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
         });
     }
     if p.kernel_abi < 4 {
-        return Err(LaunchError::LandlockTooOld {
-            found: p.kernel_abi,
-            needed: 4,
-            feature: "TCP connect/bind rules",
-        });
+        return Err(LaunchError::LandlockTooOld { found: p.kernel_abi, needed: 4, feature: "TCP connect/bind rules" });
     }
     Ok(())
 }
@@ -99,21 +74,14 @@ struct TmpDir(PathBuf);
 
 impl TmpDir {
     fn create() -> Result<TmpDir, LaunchError> {
-        let base = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(|| "/tmp".into());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let base =
+            std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/tmp".into());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
         let mut b = std::fs::DirBuilder::new();
         std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&path).map_err(|source| LaunchError::TmpDir {
-            path: path.clone(),
-            source,
-        })?;
+        b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
         let path = path.canonicalize().unwrap_or(path);
         Ok(TmpDir(path))
     }
@@ -131,21 +99,14 @@ impl Drop for TmpDir {
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let tmp = TmpDir::create()?;
     let prepared = prepare(&opts.settings, &tmp.0)?;
-    check_kernel(
-        &prepared,
-        opts.allow_weaker || opts.settings.weaker_opt_in(),
-    )?;
+    check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
     tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, "landlock plan");
 
     let arch = sysno::native();
     let table = seccomp::rules(&arch, prepared.filter);
-    let filter =
-        seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
-    let ruleset = if prepared.kernel_abi > 0 {
-        Some(landlock::build(&prepared.plan, prepared.fs_enabled)?)
-    } else {
-        None
-    };
+    let filter = seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
+    let ruleset =
+        if prepared.kernel_abi > 0 { Some(landlock::build(&prepared.plan, prepared.fs_enabled)?) } else { None };
     let (program, argv) = shell_argv(&opts.argv)?;
     let envp = environment(&tmp.0);
     let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native());
@@ -153,10 +114,8 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
-    let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(40);
+    let last_cap =
+        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(40);
     let spec = ChildSpec {
         program,
         argv,
@@ -181,6 +140,13 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     }
     drop(spec);
     drop(theirs);
+    // Whatever the supervisor does for the command it must do with no more privilege
+    // than the command has: same uid, no capabilities.
+    if let Err(errno) = child::drop_capabilities(last_cap) {
+        // SAFETY: the command has not been released yet; kill it rather than supervise with privilege.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
+    }
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
@@ -201,28 +167,14 @@ fn supervise(
     let mut setup_error: Option<LaunchError> = None;
     let mut kill_at: Option<Instant> = None;
     loop {
-        let mut fds = vec![libc::pollfd {
-            fd: sigfd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
+        let mut fds = vec![libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
         if let Some(s) = &sock {
-            fds.push(libc::pollfd {
-                fd: s.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
+            fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
         if let Some(l) = &listener {
-            fds.push(libc::pollfd {
-                fd: l.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
+            fds.push(libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
-        let timeout = kill_at.map_or(-1, |t| {
-            t.saturating_duration_since(Instant::now()).as_millis() as i32
-        });
+        let timeout = kill_at.map_or(-1, |t| t.saturating_duration_since(Instant::now()).as_millis() as i32);
         // SAFETY: `fds` is a live array of pollfd of the given length.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
@@ -310,10 +262,7 @@ enum SetupMsg {
 
 fn read_setup(fd: RawFd) -> SetupMsg {
     let mut buf = [0u8; 8];
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     let mut cbuf = [0u64; 4];
     // SAFETY: msghdr, iovec and control buffer live on this frame for the call.
     let (n, passed) = unsafe {
@@ -326,9 +275,7 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         let mut passed = None;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if n > 0 && !cmsg.is_null() && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            passed = Some(std::ptr::read_unaligned(
-                libc::CMSG_DATA(cmsg).cast::<RawFd>(),
-            ));
+            passed = Some(std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>()));
         }
         (n, passed)
     };
@@ -346,14 +293,7 @@ fn read_setup(fd: RawFd) -> SetupMsg {
 fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), LaunchError> {
     let mut fds = [0; 2];
     // SAFETY: socketpair writes two descriptors into `fds`.
-    let r = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
+    let r = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
     if r < 0 {
         return Err(std::io::Error::last_os_error().into());
     }
@@ -361,13 +301,7 @@ fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), LaunchError> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-const FORWARDED: [libc::c_int; 5] = [
-    libc::SIGCHLD,
-    libc::SIGINT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-];
+const FORWARDED: [libc::c_int; 5] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 fn block_signals() -> Result<(libc::sigset_t, OwnedFd), LaunchError> {
     // SAFETY: sigset manipulation on locals, then sigprocmask/signalfd syscalls.
@@ -396,13 +330,7 @@ fn read_signals(fd: std::os::fd::BorrowedFd<'_>) -> Vec<libc::c_int> {
         let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::signalfd_siginfo>();
         // SAFETY: reading one siginfo into a local of that size.
-        let n = unsafe {
-            libc::read(
-                fd.as_raw_fd(),
-                (&mut info as *mut libc::signalfd_siginfo).cast(),
-                size,
-            )
-        };
+        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
         if n as usize != size {
             return out;
         }
@@ -412,18 +340,12 @@ fn read_signals(fd: std::os::fd::BorrowedFd<'_>) -> Vec<libc::c_int> {
 
 /// srt runs commands with bash: `-c CMD` as given, argv words shell-quoted and joined.
 pub fn shell_argv(words: &[OsString]) -> Result<(CString, Vec<CString>), LaunchError> {
-    let shell = find_in_path("bash")
-        .or_else(|| find_in_path("sh"))
-        .ok_or(LaunchError::NoShell)?;
+    let shell = find_in_path("bash").or_else(|| find_in_path("sh")).ok_or(LaunchError::NoShell)?;
     let cstr = |b: Vec<u8>| {
-        CString::new(b)
-            .map_err(|_| LaunchError::Io(std::io::Error::other("argument contains a NUL byte")))
+        CString::new(b).map_err(|_| LaunchError::Io(std::io::Error::other("argument contains a NUL byte")))
     };
     let program = cstr(shell.into_os_string().into_vec())?;
-    let argv = words
-        .iter()
-        .map(|w| cstr(w.as_bytes().to_vec()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let argv = words.iter().map(|w| cstr(w.as_bytes().to_vec())).collect::<Result<Vec<_>, _>>()?;
     let mut full = vec![cstr(b"bash".to_vec())?, cstr(b"-c".to_vec())?];
     full.extend(argv);
     Ok((program, full))
@@ -431,20 +353,16 @@ pub fn shell_argv(words: &[OsString]) -> Result<(CString, Vec<CString>), LaunchE
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// The host environment (as srt), with the sandbox marker and the private TMPDIR.
 fn environment(tmpdir: &Path) -> Vec<CString> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME")
-        .collect();
+    let mut env: Vec<(OsString, OsString)> =
+        std::env::vars_os().filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME").collect();
     env.push(("SANDBOX_RUNTIME".into(), "1".into()));
     env.push(("TMPDIR".into(), tmpdir.as_os_str().to_owned()));
     env.into_iter()
@@ -465,10 +383,7 @@ pub fn quote_words(words: &[OsString]) -> OsString {
             out.push(b' ');
         }
         let b = w.as_bytes();
-        if !b.is_empty()
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(c))
-        {
+        if !b.is_empty() && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(c)) {
             out.extend_from_slice(b);
         } else {
             out.push(b'\'');
@@ -491,13 +406,7 @@ mod tests {
 
     #[test]
     fn quoting_keeps_word_boundaries() {
-        let w: Vec<OsString> = ["printf", "%s|", "a b", "it's", "$HOME", ""]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        assert_eq!(
-            quote_words(&w),
-            OsString::from("printf %s| 'a b' 'it'\\''s' '$HOME' ''")
-        );
+        let w: Vec<OsString> = ["printf", "%s|", "a b", "it's", "$HOME", ""].iter().map(OsString::from).collect();
+        assert_eq!(quote_words(&w), OsString::from("printf %s| 'a b' 'it'\\''s' '$HOME' ''"));
     }
 }

@@ -16,4 +16,5 @@ pub mod prepare;
 pub mod reaper;
 pub mod seccomp;
 pub mod supervisor;
+mod supervisor_meta;
 pub mod sysno;

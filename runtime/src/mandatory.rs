@@ -52,14 +52,7 @@ fn protect_in(dir: &Path, always: bool, allow_git_config: bool, out: &mut Vec<Pa
     }
 }
 
-fn walk(
-    dir: &Path,
-    level: u8,
-    depth: u8,
-    allow_git_config: bool,
-    out: &mut Vec<PathBuf>,
-    visited: &mut usize,
-) {
+fn walk(dir: &Path, level: u8, depth: u8, allow_git_config: bool, out: &mut Vec<PathBuf>, visited: &mut usize) {
     protect_in(dir, level == 0, allow_git_config, out);
     if level >= depth || *visited >= MAX_DIRS_VISITED {
         return;
@@ -97,22 +90,13 @@ mod tests {
         std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
         std::fs::write(root.join("node_modules/x/.bashrc"), "").unwrap();
         let got = mandatory_denies(&root, 3, false);
-        assert!(
-            got.contains(&root.join(".bashrc")),
-            "missing cwd entries are protected"
-        );
+        assert!(got.contains(&root.join(".bashrc")), "missing cwd entries are protected");
         assert!(got.contains(&root.join(".claude/commands")));
         assert!(got.contains(&root.join("sub/.git/hooks")));
         assert!(got.contains(&root.join("sub/.git/config")));
         assert!(got.contains(&root.join("a/.zshrc")));
-        assert!(
-            !got.contains(&root.join("a/.bashrc")),
-            "missing nested entries are not listed"
-        );
-        assert!(
-            !got.contains(&root.join("a/b/c/d/e/.bashrc")),
-            "deeper than the search depth"
-        );
+        assert!(!got.contains(&root.join("a/.bashrc")), "missing nested entries are not listed");
+        assert!(!got.contains(&root.join("a/b/c/d/e/.bashrc")), "deeper than the search depth");
         assert!(!got.iter().any(|p| p.starts_with(root.join("node_modules"))));
         let with_cfg = mandatory_denies(&root, 3, true);
         assert!(!with_cfg.contains(&root.join("sub/.git/config")));

@@ -81,22 +81,13 @@ pub fn id_valid(fd: BorrowedFd<'_>, id: u64) -> bool {
 /// The kernel runs the syscall as issued. Only for requests the supervisor grants
 /// nothing to: the command's own Landlock domain still judges it.
 pub fn send_continue(fd: BorrowedFd<'_>, id: u64) -> io::Result<()> {
-    let mut r = NotifResp {
-        id,
-        flags: USER_NOTIF_FLAG_CONTINUE,
-        ..Default::default()
-    };
+    let mut r = NotifResp { id, flags: USER_NOTIF_FLAG_CONTINUE, ..Default::default() };
     ioctl(fd, NOTIF_SEND, &mut r).map(drop)
 }
 
 /// The syscall returns `val`, or fails with `errno` when it is non-zero.
 pub fn send_result(fd: BorrowedFd<'_>, id: u64, val: i64, errno: i32) -> io::Result<()> {
-    let mut r = NotifResp {
-        id,
-        val,
-        error: -errno,
-        flags: 0,
-    };
+    let mut r = NotifResp { id, val, error: -errno, flags: 0 };
     ioctl(fd, NOTIF_SEND, &mut r).map(drop)
 }
 

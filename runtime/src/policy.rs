@@ -26,31 +26,15 @@ pub struct Rights {
 }
 
 impl Rights {
-    pub const NONE: Rights = Rights {
-        read: false,
-        list: false,
-        write: false,
-    };
+    pub const NONE: Rights = Rights { read: false, list: false, write: false };
     pub fn and(self, o: Rights) -> Rights {
-        Rights {
-            read: self.read && o.read,
-            list: self.list && o.list,
-            write: self.write && o.write,
-        }
+        Rights { read: self.read && o.read, list: self.list && o.list, write: self.write && o.write }
     }
     pub fn or(self, o: Rights) -> Rights {
-        Rights {
-            read: self.read || o.read,
-            list: self.list || o.list,
-            write: self.write || o.write,
-        }
+        Rights { read: self.read || o.read, list: self.list || o.list, write: self.write || o.write }
     }
     pub fn minus(self, o: Rights) -> Rights {
-        Rights {
-            read: self.read && !o.read,
-            list: self.list && !o.list,
-            write: self.write && !o.write,
-        }
+        Rights { read: self.read && !o.read, list: self.list && !o.list, write: self.write && !o.write }
     }
     pub fn is_empty(self) -> bool {
         !self.read && !self.list && !self.write
@@ -60,12 +44,7 @@ impl Rights {
 impl FsPolicy {
     /// Reads: the deepest matching denyRead/allowRead entry decides; allow wins a tie.
     pub fn can_read(&self, p: &Path) -> bool {
-        let deepest = |list: &[PathBuf]| {
-            list.iter()
-                .filter(|e| p.starts_with(e))
-                .map(|e| e.components().count())
-                .max()
-        };
+        let deepest = |list: &[PathBuf]| list.iter().filter(|e| p.starts_with(e)).map(|e| e.components().count()).max();
         match (deepest(&self.deny_read), deepest(&self.allow_read)) {
             (Some(d), Some(a)) => a >= d,
             (Some(_), None) => false,
@@ -74,8 +53,7 @@ impl FsPolicy {
     }
 
     pub fn can_write(&self, p: &Path) -> bool {
-        self.write.iter().any(|w| p.starts_with(w))
-            && !self.deny_write.iter().any(|d| p.starts_with(d))
+        self.write.iter().any(|w| p.starts_with(w)) && !self.deny_write.iter().any(|d| p.starts_with(d))
     }
 
     /// `p` has a write-denied path strictly below it, so removing or renaming `p` would
@@ -91,25 +69,13 @@ impl FsPolicy {
 
     pub fn rights(&self, p: &Path) -> Rights {
         let read = self.can_read(p);
-        Rights {
-            read,
-            list: read,
-            write: self.can_write(p),
-        }
+        Rights { read, list: read, write: self.can_write(p) }
     }
 
     /// Every path where the rights may change.
     pub fn boundaries(&self) -> Vec<PathBuf> {
-        let mut all: Vec<PathBuf> = [
-            &self.deny_read,
-            &self.allow_read,
-            &self.write,
-            &self.deny_write,
-        ]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect();
+        let mut all: Vec<PathBuf> =
+            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write].into_iter().flatten().cloned().collect();
         all.sort();
         all.dedup();
         all
@@ -139,22 +105,12 @@ mod tests {
         assert!(pol.can_read(&p("/etc/passwd")));
         assert!(!pol.can_read(&p("/home/u/.ssh/id_rsa")));
         assert!(!pol.can_read(&p("/home/u/.ssh")));
-        assert!(
-            pol.can_read(&p("/home/u/.sshx")),
-            "component-wise, not string prefix"
-        );
+        assert!(pol.can_read(&p("/home/u/.sshx")), "component-wise, not string prefix");
         assert!(pol.can_read(&p("/srv/data/public/a")));
         assert!(!pol.can_read(&p("/srv/data/private")));
-        let deeper = FsPolicy {
-            deny_read: vec![p("/a"), p("/a/b/c")],
-            allow_read: vec![p("/a/b")],
-            ..policy()
-        };
+        let deeper = FsPolicy { deny_read: vec![p("/a"), p("/a/b/c")], allow_read: vec![p("/a/b")], ..policy() };
         assert!(deeper.can_read(&p("/a/b/x")));
-        assert!(
-            !deeper.can_read(&p("/a/b/c/x")),
-            "a deeper deny inside an allow stays denied"
-        );
+        assert!(!deeper.can_read(&p("/a/b/c/x")), "a deeper deny inside an allow stays denied");
     }
 
     #[test]

@@ -11,16 +11,8 @@ use crate::mandatory::mandatory_denies;
 use crate::policy::FsPolicy;
 
 /// Devices every command may write, as srt's built-in write paths.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+const DEVICES: &[&str] =
+    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"];
 
 /// Bounds on one glob's expansion, so a `**` under `/` cannot stall the launch.
 const GLOB_MAX_ENTRIES: usize = 200_000;
@@ -45,23 +37,12 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> FsPolicy {
             push_with_link(&mut policy.deny_write, &p);
         }
     }
-    for p in mandatory_denies(
-        cx.cwd,
-        s.search_depth(),
-        fs.allow_git_config.unwrap_or(false),
-    ) {
+    for p in mandatory_denies(cx.cwd, s.search_depth(), fs.allow_git_config.unwrap_or(false)) {
         push_with_link(&mut policy.deny_write, &p);
     }
     policy.write.push(cx.tmpdir.to_path_buf());
-    policy
-        .write
-        .extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
-    for list in [
-        &mut policy.deny_read,
-        &mut policy.allow_read,
-        &mut policy.write,
-        &mut policy.deny_write,
-    ] {
+    policy.write.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
+    for list in [&mut policy.deny_read, &mut policy.allow_read, &mut policy.write, &mut policy.deny_write] {
         list.sort();
         list.dedup();
     }
@@ -106,10 +87,9 @@ pub fn canonical(p: &Path) -> PathBuf {
     }
     let mut rest = Vec::new();
     let mut cur = p.to_path_buf();
-    while let (Some(parent), Some(name)) = (
-        cur.parent().map(Path::to_path_buf),
-        cur.file_name().map(|n| n.to_os_string()),
-    ) {
+    while let (Some(parent), Some(name)) =
+        (cur.parent().map(Path::to_path_buf), cur.file_name().map(|n| n.to_os_string()))
+    {
         rest.push(name);
         if let Ok(c) = parent.canonicalize() {
             let mut out = c;
@@ -125,10 +105,7 @@ pub fn canonical(p: &Path) -> PathBuf {
 
 /// Expands an absolute glob against the disk, starting from its literal prefix.
 pub fn expand_glob(pattern: &str) -> Vec<PathBuf> {
-    let Ok(glob) = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-    else {
+    let Ok(glob) = globset::GlobBuilder::new(pattern).literal_separator(true).build() else {
         return Vec::new();
     };
     let matcher = glob.compile_matcher();
@@ -146,7 +123,9 @@ pub fn expand_glob(pattern: &str) -> Vec<PathBuf> {
         for e in rd.flatten() {
             seen += 1;
             if seen > GLOB_MAX_ENTRIES {
-                tracing::warn!("glob {pattern} stopped after {GLOB_MAX_ENTRIES} entries; later matches are not covered");
+                tracing::warn!(
+                    "glob {pattern} stopped after {GLOB_MAX_ENTRIES} entries; later matches are not covered"
+                );
                 return out;
             }
             let path = e.path();
@@ -181,10 +160,7 @@ mod tests {
         let mut v = Vec::new();
         push_with_link(&mut v, &root.join("link"));
         assert_eq!(v, vec![root.join("a/x.txt"), root.join("link")]);
-        assert_eq!(
-            canonical(&root.join("a/missing/deeper")),
-            root.join("a/missing/deeper")
-        );
+        assert_eq!(canonical(&root.join("a/missing/deeper")), root.join("a/missing/deeper"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

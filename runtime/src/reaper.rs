@@ -20,10 +20,7 @@ fn children() -> Vec<libc::pid_t> {
     };
     for t in tasks.flatten() {
         if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(
-                s.split_whitespace()
-                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
-            );
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
         }
     }
     out

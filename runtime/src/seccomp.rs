@@ -36,12 +36,7 @@ pub struct SockFilter {
 }
 
 const fn stmt(code: u16, k: u32) -> SockFilter {
-    SockFilter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
+    SockFilter { code, jt: 0, jf: 0, k }
 }
 const fn jump(code: u16, k: u32, jt: u8, jf: u8) -> SockFilter {
     SockFilter { code, jt, jf, k }
@@ -105,64 +100,29 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     }
     // clone3 hides its flags behind a pointer; ENOSYS makes libc fall back to clone.
     // openat2 hides its flags too; its callers fall back to openat, which we can inspect.
-    for name in ["clone3", "openat2"] {
+    // setxattrat/removexattrat (6.13) take their arguments in a struct; libc does not need them.
+    for name in ["clone3", "openat2", "setxattrat", "removexattrat"] {
         if let Some(nr) = arch.nr(name) {
             out.push((name, nr, Rule::Always(Action::Errno(libc::ENOSYS))));
         }
     }
     if let Some(nr) = arch.nr("clone") {
-        out.push((
-            "clone",
-            nr,
-            Rule::AnyBit {
-                arg: 0,
-                mask: NAMESPACE_FLAGS,
-                then: eperm,
-                otherwise: Action::Allow,
-            },
-        ));
+        out.push(("clone", nr, Rule::AnyBit { arg: 0, mask: NAMESPACE_FLAGS, then: eperm, otherwise: Action::Allow }));
     }
     if let Some(nr) = arch.nr("ioctl") {
         let values = vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
-        out.push((
-            "ioctl",
-            nr,
-            Rule::OneOf {
-                arg: 1,
-                values,
-                then: eperm,
-                otherwise: Action::Allow,
-            },
-        ));
+        out.push(("ioctl", nr, Rule::OneOf { arg: 1, values, then: eperm, otherwise: Action::Allow }));
     }
     let mut families = Vec::new();
     if opts.allow_unix_sockets {
         families.push(libc::AF_UNIX as u32);
     }
     if let Some(nr) = arch.nr("socket") {
-        out.push((
-            "socket",
-            nr,
-            Rule::OneOf {
-                arg: 0,
-                values: families,
-                then: Action::Allow,
-                otherwise: eperm,
-            },
-        ));
+        out.push(("socket", nr, Rule::OneOf { arg: 0, values: families, then: Action::Allow, otherwise: eperm }));
     }
     if let Some(nr) = arch.nr("socketpair") {
         let values = vec![libc::AF_UNIX as u32];
-        out.push((
-            "socketpair",
-            nr,
-            Rule::OneOf {
-                arg: 0,
-                values,
-                then: Action::Allow,
-                otherwise: eperm,
-            },
-        ));
+        out.push(("socketpair", nr, Rule::OneOf { arg: 0, values, then: Action::Allow, otherwise: eperm }));
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
@@ -171,12 +131,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
                 out.push((
                     name,
                     nr,
-                    Rule::AnyBit {
-                        arg,
-                        mask: write_bits,
-                        then: Action::Notify,
-                        otherwise: Action::Allow,
-                    },
+                    Rule::AnyBit { arg, mask: write_bits, then: Action::Notify, otherwise: Action::Allow },
                 ));
             }
         }
@@ -214,16 +169,14 @@ pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<
     }
     for (name, nr, rule) in table {
         let body = body(rule);
-        let skip = u8::try_from(body.len())
-            .map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
+        let skip =
+            u8::try_from(body.len()).map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
         p.push(jump(BPF_JEQ_K, *nr as u32, 0, skip));
         p.extend(body);
     }
     p.push(stmt(BPF_RET_K, RET_ALLOW));
     if p.len() > 4096 {
-        return Err(io::Error::other(
-            "seccomp program exceeds 4096 instructions",
-        ));
+        return Err(io::Error::other("seccomp program exceeds 4096 instructions"));
     }
     Ok(p)
 }
@@ -231,23 +184,13 @@ pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<
 fn body(rule: &Rule) -> Vec<SockFilter> {
     match rule {
         Rule::Always(a) => vec![stmt(BPF_RET_K, a.ret())],
-        Rule::AnyBit {
-            arg,
-            mask,
-            then,
-            otherwise,
-        } => vec![
+        Rule::AnyBit { arg, mask, then, otherwise } => vec![
             stmt(BPF_LD_W_ABS, arg_lo(*arg)),
             jump(BPF_JSET_K, *mask, 0, 1),
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, otherwise.ret()),
         ],
-        Rule::OneOf {
-            arg,
-            values,
-            then,
-            otherwise,
-        } => {
+        Rule::OneOf { arg, values, then, otherwise } => {
             let n = values.len();
             let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];
             for (i, v) in values.iter().enumerate() {
@@ -269,10 +212,7 @@ pub fn install(prog: &[SockFilter]) -> Result<libc::c_int, i32> {
         len: u16,
         filter: *const SockFilter,
     }
-    let fprog = SockFprog {
-        len: prog.len() as u16,
-        filter: prog.as_ptr(),
-    };
+    let fprog = SockFprog { len: prog.len() as u16, filter: prog.as_ptr() };
     const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
     const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
     // SAFETY: fprog points at a live, correctly laid out program for the whole call.
@@ -292,9 +232,7 @@ pub fn install(prog: &[SockFilter]) -> Result<libc::c_int, i32> {
 }
 
 fn errno() -> i32 {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EINVAL)
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)
 }
 
 #[cfg(test)]

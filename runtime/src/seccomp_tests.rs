@@ -1,10 +1,7 @@
 use super::*;
 
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
-    FilterOptions {
-        mediate_fs,
-        allow_unix_sockets,
-    }
+    FilterOptions { mediate_fs, allow_unix_sockets }
 }
 
 /// A tiny BPF interpreter for the instructions `assemble` emits, so the program's
@@ -53,136 +50,53 @@ fn foreign_architecture_and_x32_are_killed() {
     let prog = assemble(&arch, &rules(&arch, opts(true, false))).unwrap();
     assert_eq!(run(&prog, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
     if let Some(bit) = arch.x32_bit {
-        assert_eq!(
-            run(&prog, arch.audit_arch, i64::from(bit) | 1, [0; 6]),
-            RET_KILL_PROCESS
-        );
+        assert_eq!(run(&prog, arch.audit_arch, i64::from(bit) | 1, [0; 6]), RET_KILL_PROCESS);
     }
 }
 
 #[test]
 fn dangerous_syscalls_are_refused() {
-    for name in [
-        "ptrace",
-        "io_uring_setup",
-        "bpf",
-        "mount",
-        "unshare",
-        "setns",
-        "keyctl",
-        "userfaultfd",
-    ] {
+    for name in ["ptrace", "io_uring_setup", "bpf", "mount", "unshare", "setns", "keyctl", "userfaultfd"] {
         assert_eq!(decide(opts(true, false), name, [0; 6]), EPERM, "{name}");
     }
-    assert_eq!(
-        decide(opts(true, false), "clone3", [0; 6]),
-        RET_ERRNO | libc::ENOSYS as u32
-    );
+    assert_eq!(decide(opts(true, false), "clone3", [0; 6]), RET_ERRNO | libc::ENOSYS as u32);
 }
 
 #[test]
 fn clone_namespace_flags_and_tty_injection() {
     let o = opts(false, false);
-    assert_eq!(
-        decide(o, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
-        RET_ALLOW
-    );
-    assert_eq!(
-        decide(o, "clone", [libc::CLONE_NEWUSER as u64, 0, 0, 0, 0, 0]),
-        EPERM
-    );
-    assert_eq!(
-        decide(
-            o,
-            "clone",
-            [libc::CLONE_NEWNET as u64 | 0x11, 0, 0, 0, 0, 0]
-        ),
-        EPERM
-    );
-    assert_eq!(
-        decide(o, "ioctl", [0, libc::TIOCSTI as u64, 0, 0, 0, 0]),
-        EPERM
-    );
-    assert_eq!(
-        decide(o, "ioctl", [0, libc::TIOCSTI as u64 | 1 << 32, 0, 0, 0, 0]),
-        EPERM
-    );
-    assert_eq!(
-        decide(o, "ioctl", [0, libc::TIOCLINUX as u64, 0, 0, 0, 0]),
-        EPERM
-    );
-    assert_eq!(
-        decide(o, "ioctl", [0, libc::TCGETS as u64, 0, 0, 0, 0]),
-        RET_ALLOW
-    );
+    assert_eq!(decide(o, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "clone", [libc::CLONE_NEWUSER as u64, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "clone", [libc::CLONE_NEWNET as u64 | 0x11, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "ioctl", [0, libc::TIOCSTI as u64, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "ioctl", [0, libc::TIOCSTI as u64 | 1 << 32, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "ioctl", [0, libc::TIOCLINUX as u64, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "ioctl", [0, libc::TCGETS as u64, 0, 0, 0, 0]), RET_ALLOW);
 }
 
 #[test]
 fn sockets() {
     let none = opts(false, false);
-    for fam in [
-        libc::AF_INET,
-        libc::AF_INET6,
-        libc::AF_UNIX,
-        libc::AF_NETLINK,
-        libc::AF_PACKET,
-        40,
-    ] {
-        assert_eq!(
-            decide(none, "socket", [fam as u64, 1, 0, 0, 0, 0]),
-            EPERM,
-            "family {fam}"
-        );
+    for fam in [libc::AF_INET, libc::AF_INET6, libc::AF_UNIX, libc::AF_NETLINK, libc::AF_PACKET, 40] {
+        assert_eq!(decide(none, "socket", [fam as u64, 1, 0, 0, 0, 0]), EPERM, "family {fam}");
     }
-    assert_eq!(
-        decide(none, "socketpair", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
-        RET_ALLOW
-    );
-    assert_eq!(
-        decide(none, "socketpair", [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
-        EPERM
-    );
+    assert_eq!(decide(none, "socketpair", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(none, "socketpair", [libc::AF_INET as u64, 1, 0, 0, 0, 0]), EPERM);
     let unix = opts(false, true);
-    assert_eq!(
-        decide(unix, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
-        RET_ALLOW
-    );
-    assert_eq!(
-        decide(unix, "socket", [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
-        EPERM
-    );
+    assert_eq!(decide(unix, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(unix, "socket", [libc::AF_INET as u64, 1, 0, 0, 0, 0]), EPERM);
 }
 
 #[test]
 fn write_opens_go_to_the_supervisor_reads_do_not() {
     let o = opts(true, false);
-    assert_eq!(
-        decide(o, "openat", [0, 0, libc::O_RDONLY as u64, 0, 0, 0]),
-        RET_ALLOW
-    );
-    assert_eq!(
-        decide(
-            o,
-            "openat",
-            [0, 0, (libc::O_RDONLY | libc::O_CLOEXEC) as u64, 0, 0, 0]
-        ),
-        RET_ALLOW
-    );
+    assert_eq!(decide(o, "openat", [0, 0, libc::O_RDONLY as u64, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "openat", [0, 0, (libc::O_RDONLY | libc::O_CLOEXEC) as u64, 0, 0, 0]), RET_ALLOW);
     for f in [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC] {
-        assert_eq!(
-            decide(o, "openat", [0, 0, f as u64, 0, 0, 0]),
-            RET_USER_NOTIF
-        );
+        assert_eq!(decide(o, "openat", [0, 0, f as u64, 0, 0, 0]), RET_USER_NOTIF);
     }
     assert_eq!(decide(o, "renameat2", [0; 6]), RET_USER_NOTIF);
     assert_eq!(decide(o, "unlinkat", [0; 6]), RET_USER_NOTIF);
-    assert_eq!(
-        decide(
-            opts(false, false),
-            "openat",
-            [0, 0, libc::O_WRONLY as u64, 0, 0, 0]
-        ),
-        RET_ALLOW
-    );
+    assert_eq!(decide(opts(false, false), "openat", [0, 0, libc::O_WRONLY as u64, 0, 0, 0]), RET_ALLOW);
     assert_eq!(decide(o, "read", [0; 6]), RET_ALLOW);
 }

@@ -9,6 +9,7 @@
 //! acts on its own file descriptors with symlinks refused in the last component. Requests
 //! it does not grant are continued, so the kernel gives its natural answer under Landlock.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -21,7 +22,7 @@ use crate::sysno::Arch;
 
 /// What the mediated syscall gets.
 #[derive(Debug)]
-enum Outcome {
+pub(crate) enum Outcome {
     /// Let the kernel run it as issued, under the command's Landlock domain.
     Continue,
     Fail(i32),
@@ -35,9 +36,11 @@ enum Outcome {
 }
 
 pub struct Supervisor {
-    policy: FsPolicy,
+    pub(crate) policy: FsPolicy,
     /// (dev, ino) of existing write-denied files, so a second name cannot reach them.
-    protected: HashSet<(u64, u64)>,
+    pub(crate) protected: HashSet<(u64, u64)>,
+    /// Files that got extra names from us, every one of them in a writable place.
+    linked: RefCell<HashSet<(u64, u64)>>,
     arch: Arch,
 }
 
@@ -61,20 +64,14 @@ impl Supervisor {
                 (m.dev(), m.ino())
             })
             .collect();
-        Supervisor {
-            policy,
-            protected,
-            arch,
-        }
+        Supervisor { policy, protected, linked: RefCell::default(), arch }
     }
 
     /// Answers one pending notification on `listener`.
     pub fn handle_one(&self, listener: BorrowedFd<'_>) -> std::io::Result<()> {
         let req = match notify::recv(listener) {
             Ok(r) => r,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EINTR)) => {
-                return Ok(())
-            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EINTR)) => return Ok(()),
             Err(e) => return Err(e),
         };
         let name = self.arch.name(i64::from(req.data.nr)).unwrap_or("?");
@@ -97,18 +94,12 @@ impl Supervisor {
     fn decide(&self, listener: BorrowedFd<'_>, req: &Notif, name: &str) -> Outcome {
         let a = req.data.args;
         let fd = |x: u64| x as i32;
-        let tid = req.pid;
         let r = match name {
             "open" => self.open(listener, req, AT_FDCWD, a[0], a[1] as i32, a[2] as u32),
             "openat" => self.open(listener, req, fd(a[0]), a[1], a[2] as i32, a[3] as u32),
-            "creat" => self.open(
-                listener,
-                req,
-                AT_FDCWD,
-                a[0],
-                libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-                a[1] as u32,
-            ),
+            "creat" => {
+                self.open(listener, req, AT_FDCWD, a[0], libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, a[1] as u32)
+            }
             "mkdir" => self.mkdir(listener, req, AT_FDCWD, a[0], a[1] as u32),
             "mkdirat" => self.mkdir(listener, req, fd(a[0]), a[1], a[2] as u32),
             "mknod" => self.mknod(listener, req, AT_FDCWD, a[0], a[1] as u32),
@@ -116,29 +107,16 @@ impl Supervisor {
             "symlink" => self.symlink(listener, req, a[0], AT_FDCWD, a[1]),
             "symlinkat" => self.symlink(listener, req, a[0], fd(a[1]), a[2]),
             "link" => self.link(listener, req, [AT_FDCWD, AT_FDCWD], [a[0], a[1]], 0),
-            "linkat" => self.link(
-                listener,
-                req,
-                [fd(a[0]), fd(a[2])],
-                [a[1], a[3]],
-                a[4] as i32,
-            ),
+            "linkat" => self.link(listener, req, [fd(a[0]), fd(a[2])], [a[1], a[3]], a[4] as i32),
             "rename" => self.rename(listener, req, [AT_FDCWD, AT_FDCWD], [a[0], a[1]], 0),
             "renameat" => self.rename(listener, req, [fd(a[0]), fd(a[2])], [a[1], a[3]], 0),
-            "renameat2" => self.rename(
-                listener,
-                req,
-                [fd(a[0]), fd(a[2])],
-                [a[1], a[3]],
-                a[4] as u32,
-            ),
+            "renameat2" => self.rename(listener, req, [fd(a[0]), fd(a[2])], [a[1], a[3]], a[4] as u32),
             "unlink" => self.unlink(listener, req, AT_FDCWD, a[0], 0),
             "unlinkat" => self.unlink(listener, req, fd(a[0]), a[1], a[2] as i32),
             "rmdir" => self.unlink(listener, req, AT_FDCWD, a[0], libc::AT_REMOVEDIR),
             "truncate" => self.truncate(listener, req, a[0], a[1] as i64),
-            _ => Err(Outcome::Continue),
+            other => self.metadata(listener, req, other),
         };
-        let _ = tid;
         match r {
             Ok(o) | Err(o) => o,
         }
@@ -165,11 +143,7 @@ impl Supervisor {
             return Err(Outcome::Continue);
         }
         let creating = flags & (libc::O_CREAT | libc::O_TMPFILE) != 0;
-        let mode = if creating {
-            u64::from(mode & 0o7777 & !umask(req.pid))
-        } else {
-            0
-        };
+        let mode = if creating { u64::from(mode & 0o7777 & !umask(req.pid)) } else { 0 };
         let how_flags = (flags & !libc::O_TRUNC) | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         let file = match openat2(t.parent.as_fd(), &t.name, how_flags, mode) {
             Ok(f) => f,
@@ -184,10 +158,7 @@ impl Supervisor {
                 return Err(Outcome::Fail(last_errno()));
             }
         }
-        Ok(Outcome::Fd {
-            fd: file,
-            cloexec: flags & libc::O_CLOEXEC != 0,
-        })
+        Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
     }
 
     /// A regular file with several names may be reachable from somewhere the policy
@@ -197,20 +168,14 @@ impl Supervisor {
         if self.protected.contains(&(st.st_dev, st.st_ino)) {
             return Err(Outcome::Fail(libc::EACCES));
         }
-        if st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_nlink > 1 {
+        let key = (st.st_dev, st.st_ino);
+        if st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_nlink > 1 && !self.linked.borrow().contains(&key) {
             return Err(Outcome::Continue);
         }
         Ok(())
     }
 
-    fn mkdir(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        dirfd: i32,
-        path: u64,
-        mode: u32,
-    ) -> Result<Outcome, Outcome> {
+    fn mkdir(&self, l: BorrowedFd<'_>, req: &Notif, dirfd: i32, path: u64, mode: u32) -> Result<Outcome, Outcome> {
         let raw = read_path(req.pid, path)?;
         let t = self.resolve(l, req, dirfd, &raw)?;
         if !self.policy.can_write(&t.path) {
@@ -222,14 +187,7 @@ impl Supervisor {
         Ok(result(r as i64))
     }
 
-    fn mknod(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        dirfd: i32,
-        path: u64,
-        mode: u32,
-    ) -> Result<Outcome, Outcome> {
+    fn mknod(&self, l: BorrowedFd<'_>, req: &Notif, dirfd: i32, path: u64, mode: u32) -> Result<Outcome, Outcome> {
         let kind = mode & libc::S_IFMT;
         if !(kind == 0 || kind == libc::S_IFREG || kind == libc::S_IFIFO) {
             return Err(Outcome::Continue);
@@ -245,14 +203,7 @@ impl Supervisor {
         Ok(result(r as i64))
     }
 
-    fn symlink(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        target: u64,
-        dirfd: i32,
-        path: u64,
-    ) -> Result<Outcome, Outcome> {
+    fn symlink(&self, l: BorrowedFd<'_>, req: &Notif, target: u64, dirfd: i32, path: u64) -> Result<Outcome, Outcome> {
         let target = read_path(req.pid, target)?;
         let raw = read_path(req.pid, path)?;
         let t = self.resolve(l, req, dirfd, &raw)?;
@@ -284,21 +235,19 @@ impl Supervisor {
         // A second name for a file is only handed out when the file has no other name:
         // otherwise the new name would let a protected or read-only inode be written.
         let st = fstatat_nofollow(src.parent.as_fd(), &src.name).map_err(Outcome::Fail)?;
+        let key = (st.st_dev, st.st_ino);
         if st.st_mode & libc::S_IFMT == libc::S_IFREG
-            && (st.st_nlink > 1 || self.protected.contains(&(st.st_dev, st.st_ino)))
+            && ((st.st_nlink > 1 && !self.linked.borrow().contains(&key)) || self.protected.contains(&key))
         {
             return Err(Outcome::Continue);
         }
         // SAFETY: plain syscall with live fds and NUL-terminated names.
         let r = unsafe {
-            libc::linkat(
-                src.parent.as_raw_fd(),
-                src.name.as_ptr(),
-                dst.parent.as_raw_fd(),
-                dst.name.as_ptr(),
-                0,
-            )
+            libc::linkat(src.parent.as_raw_fd(), src.name.as_ptr(), dst.parent.as_raw_fd(), dst.name.as_ptr(), 0)
         };
+        if r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG {
+            self.linked.borrow_mut().insert(key);
+        }
         Ok(result(r as i64))
     }
 
@@ -340,48 +289,24 @@ impl Supervisor {
         Ok(result(r))
     }
 
-    fn unlink(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        dirfd: i32,
-        path: u64,
-        flags: i32,
-    ) -> Result<Outcome, Outcome> {
+    fn unlink(&self, l: BorrowedFd<'_>, req: &Notif, dirfd: i32, path: u64, flags: i32) -> Result<Outcome, Outcome> {
         let raw = read_path(req.pid, path)?;
         let t = self.resolve(l, req, dirfd, &raw)?;
         if !self.policy.can_replace(&t.path) {
             return Err(Outcome::Continue);
         }
         // SAFETY: plain syscall with a live fd and NUL-terminated name.
-        let r = unsafe {
-            libc::unlinkat(
-                t.parent.as_raw_fd(),
-                t.name.as_ptr(),
-                flags & libc::AT_REMOVEDIR,
-            )
-        };
+        let r = unsafe { libc::unlinkat(t.parent.as_raw_fd(), t.name.as_ptr(), flags & libc::AT_REMOVEDIR) };
         Ok(result(r as i64))
     }
 
-    fn truncate(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        path: u64,
-        len: i64,
-    ) -> Result<Outcome, Outcome> {
+    fn truncate(&self, l: BorrowedFd<'_>, req: &Notif, path: u64, len: i64) -> Result<Outcome, Outcome> {
         let raw = read_path(req.pid, path)?;
         let t = self.resolve(l, req, AT_FDCWD, &raw)?;
         if !self.policy.can_write(&t.path) {
             return Err(Outcome::Continue);
         }
-        let file = match openat2(
-            t.parent.as_fd(),
-            &t.name,
-            libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            0,
-        ) {
+        let file = match openat2(t.parent.as_fd(), &t.name, libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0) {
             Ok(f) => f,
             Err(libc::ELOOP) => return Err(Outcome::Continue),
             Err(e) => return Err(Outcome::Fail(e)),
@@ -394,13 +319,7 @@ impl Supervisor {
 
     /// Opens the parent directory of `raw` as the command would see it and names the
     /// real location. Anything odd is left to the kernel (`Continue`).
-    fn resolve(
-        &self,
-        l: BorrowedFd<'_>,
-        req: &Notif,
-        dirfd: i32,
-        raw: &CStr,
-    ) -> Result<Target, Outcome> {
+    fn resolve(&self, l: BorrowedFd<'_>, req: &Notif, dirfd: i32, raw: &CStr) -> Result<Target, Outcome> {
         let bytes = raw.to_bytes();
         if bytes.is_empty() {
             return Err(Outcome::Continue);
@@ -429,19 +348,15 @@ impl Supervisor {
             return Err(Outcome::Gone);
         }
         let parent = open_path_dir(Some(base.as_fd()), dir).map_err(|_| Outcome::Continue)?;
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", parent.as_raw_fd()))
-            .map_err(|_| Outcome::Continue)?;
+        let link =
+            std::fs::read_link(format!("/proc/self/fd/{}", parent.as_raw_fd())).map_err(|_| Outcome::Continue)?;
         let lb = link.as_os_str().as_bytes();
         if !lb.starts_with(b"/") || lb.ends_with(b" (deleted)") {
             return Err(Outcome::Continue);
         }
         let name_os = std::ffi::OsStr::from_bytes(name);
         let name = CString::new(name).map_err(|_| Outcome::Continue)?;
-        Ok(Target {
-            path: link.join(name_os),
-            parent,
-            name,
-        })
+        Ok(Target { path: link.join(name_os), parent, name })
     }
 }
 
@@ -459,7 +374,7 @@ fn trim_start(mut b: &[u8], c: u8) -> &[u8] {
     b
 }
 
-fn result(r: i64) -> Outcome {
+pub(crate) fn result(r: i64) -> Outcome {
     if r < 0 {
         Outcome::Fail(last_errno())
     } else {
@@ -467,14 +382,12 @@ fn result(r: i64) -> Outcome {
     }
 }
 
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
+pub(crate) fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// Reads a NUL-terminated path from the target's memory, page by page.
-fn read_path(pid: u32, addr: u64) -> Result<CString, Outcome> {
+pub(crate) fn read_path(pid: u32, addr: u64) -> Result<CString, Outcome> {
     const MAX: usize = libc::PATH_MAX as usize;
     if addr == 0 {
         return Err(Outcome::Fail(libc::EFAULT));
@@ -484,14 +397,8 @@ fn read_path(pid: u32, addr: u64) -> Result<CString, Outcome> {
     while buf.len() < MAX {
         let page_left = 4096 - (at as usize % 4096);
         let mut chunk = vec![0u8; page_left.min(MAX - buf.len())];
-        let local = libc::iovec {
-            iov_base: chunk.as_mut_ptr().cast(),
-            iov_len: chunk.len(),
-        };
-        let remote = libc::iovec {
-            iov_base: at as *mut libc::c_void,
-            iov_len: chunk.len(),
-        };
+        let local = libc::iovec { iov_base: chunk.as_mut_ptr().cast(), iov_len: chunk.len() };
+        let remote = libc::iovec { iov_base: at as *mut libc::c_void, iov_len: chunk.len() };
         // SAFETY: the local iovec covers `chunk`, which outlives the call; the remote one
         // is only read by the kernel, which checks it against the target's mappings.
         let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
@@ -509,28 +416,20 @@ fn read_path(pid: u32, addr: u64) -> Result<CString, Outcome> {
     Err(Outcome::Fail(libc::ENAMETOOLONG))
 }
 
-fn umask(pid: u32) -> u32 {
+pub(crate) fn umask(pid: u32) -> u32 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .unwrap_or(0o022)
 }
 
-fn open_path_dir(base: Option<BorrowedFd<'_>>, path: &[u8]) -> Result<OwnedFd, i32> {
+pub(crate) fn open_path_dir(base: Option<BorrowedFd<'_>>, path: &[u8]) -> Result<OwnedFd, i32> {
     let c = CString::new(path).map_err(|_| libc::EINVAL)?;
     let dirfd = base.map_or(libc::AT_FDCWD, |b| b.as_raw_fd());
     // SAFETY: plain syscall with a NUL-terminated path; the result is owned below.
-    let fd = unsafe {
-        libc::openat(
-            dirfd,
-            c.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::openat(dirfd, c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
     if fd < 0 {
         Err(last_errno())
     } else {
@@ -574,7 +473,7 @@ fn openat2(dir: BorrowedFd<'_>, name: &CStr, flags: i32, mode: u64) -> Result<Ow
     }
 }
 
-fn fstat(fd: BorrowedFd<'_>) -> Result<libc::stat, i32> {
+pub(crate) fn fstat(fd: BorrowedFd<'_>) -> Result<libc::stat, i32> {
     // SAFETY: zeroed stat is a valid out-buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: plain syscall writing into `st`.
@@ -585,19 +484,11 @@ fn fstat(fd: BorrowedFd<'_>) -> Result<libc::stat, i32> {
     }
 }
 
-fn fstatat_nofollow(dir: BorrowedFd<'_>, name: &CStr) -> Result<libc::stat, i32> {
+pub(crate) fn fstatat_nofollow(dir: BorrowedFd<'_>, name: &CStr) -> Result<libc::stat, i32> {
     // SAFETY: zeroed stat is a valid out-buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: plain syscall writing into `st`.
-    if unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    } < 0
-    {
+    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
         Err(last_errno())
     } else {
         Ok(st)

@@ -1,6 +1,7 @@
 //! Syscall names and numbers for the architectures the filter supports.
 
 /// Refused with EPERM: kernel attack surface and ways around the other layers.
+#[rustfmt::skip]
 pub const DENIED: &[&str] = &[
     "ptrace",
     "process_vm_readv",
@@ -49,23 +50,14 @@ pub const DENIED: &[&str] = &[
 
 /// Routed to the supervisor: every syscall that creates, removes or renames a name, or
 /// truncates by path (write-opens are routed by a flag test in `seccomp::rules`).
+#[rustfmt::skip]
 pub const MEDIATED: &[&str] = &[
-    "creat",
-    "mkdir",
-    "mkdirat",
-    "mknod",
-    "mknodat",
-    "symlink",
-    "symlinkat",
-    "link",
-    "linkat",
-    "rename",
-    "renameat",
-    "renameat2",
-    "unlink",
-    "unlinkat",
-    "rmdir",
-    "truncate",
+    "creat", "mkdir", "mkdirat", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+    "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "truncate",
+    // metadata: Landlock does not cover it, so the supervisor judges every call
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "utime", "utimes", "futimesat", "utimensat",
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
 ];
 
 pub struct Arch {
@@ -77,35 +69,21 @@ pub struct Arch {
 
 impl Arch {
     pub fn nr(&self, name: &str) -> Option<i64> {
-        self.table
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, nr)| *nr)
+        self.table.iter().find(|(n, _)| *n == name).map(|(_, nr)| *nr)
     }
     pub fn name(&self, nr: i64) -> Option<&'static str> {
-        self.table
-            .iter()
-            .find(|(_, n)| *n == nr)
-            .map(|(name, _)| *name)
+        self.table.iter().find(|(_, n)| *n == nr).map(|(name, _)| *name)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 pub fn native() -> Arch {
-    Arch {
-        audit_arch: 0xC000_003E,
-        x32_bit: Some(0x4000_0000),
-        table: X86_64,
-    }
+    Arch { audit_arch: 0xC000_003E, x32_bit: Some(0x4000_0000), table: X86_64 }
 }
 
 #[cfg(target_arch = "aarch64")]
 pub fn native() -> Arch {
-    Arch {
-        audit_arch: 0xC000_00B7,
-        x32_bit: None,
-        table: AARCH64,
-    }
+    Arch { audit_arch: 0xC000_00B7, x32_bit: None, table: AARCH64 }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -138,6 +116,12 @@ static X86_64: &[(&str, i64)] = {
         ("rename", SYS_rename), ("renameat", SYS_renameat), ("renameat2", SYS_renameat2),
         ("unlink", SYS_unlink), ("unlinkat", SYS_unlinkat), ("rmdir", SYS_rmdir),
         ("truncate", SYS_truncate), ("read", SYS_read),
+        ("chmod", SYS_chmod), ("fchmod", SYS_fchmod), ("fchmodat", SYS_fchmodat), ("fchmodat2", 452),
+        ("chown", SYS_chown), ("fchown", SYS_fchown), ("lchown", SYS_lchown), ("fchownat", SYS_fchownat),
+        ("utime", SYS_utime), ("utimes", SYS_utimes), ("futimesat", SYS_futimesat), ("utimensat", SYS_utimensat),
+        ("setxattr", SYS_setxattr), ("lsetxattr", SYS_lsetxattr), ("fsetxattr", SYS_fsetxattr),
+        ("removexattr", SYS_removexattr), ("lremovexattr", SYS_lremovexattr), ("fremovexattr", SYS_fremovexattr),
+        ("setxattrat", 463), ("removexattrat", 466),
     ]
 };
 
@@ -167,5 +151,10 @@ static AARCH64: &[(&str, i64)] = {
         ("openat", SYS_openat), ("mkdirat", SYS_mkdirat), ("mknodat", SYS_mknodat),
         ("symlinkat", SYS_symlinkat), ("linkat", SYS_linkat), ("renameat", SYS_renameat),
         ("renameat2", SYS_renameat2), ("unlinkat", SYS_unlinkat), ("truncate", SYS_truncate), ("read", SYS_read),
+        ("fchmod", SYS_fchmod), ("fchmodat", SYS_fchmodat), ("fchmodat2", 452),
+        ("fchown", SYS_fchown), ("fchownat", SYS_fchownat), ("utimensat", SYS_utimensat),
+        ("setxattr", SYS_setxattr), ("lsetxattr", SYS_lsetxattr), ("fsetxattr", SYS_fsetxattr),
+        ("removexattr", SYS_removexattr), ("lremovexattr", SYS_lremovexattr), ("fremovexattr", SYS_fremovexattr),
+        ("setxattrat", 463), ("removexattrat", 466),
     ]
 };

@@ -6,6 +6,7 @@ mod escape {
     pub mod harness;
 
     mod fs_links;
+    mod fs_metadata;
     mod fs_read;
     mod fs_write;
     mod network;

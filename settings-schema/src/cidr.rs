@@ -28,15 +28,11 @@ impl Cidr {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, ip) {
             (IpAddr::V4(n), IpAddr::V4(a)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
                 u32::from(n) & mask == u32::from(a) & mask
             }
             (IpAddr::V6(n), IpAddr::V6(a)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
                 u128::from(n) & mask == u128::from(a) & mask
             }
             _ => false,
@@ -53,21 +49,10 @@ mod tests {
         let c = Cidr::parse("10.0.0.0/8").unwrap();
         assert!(c.contains("10.9.8.7".parse().unwrap()));
         assert!(!c.contains("11.0.0.1".parse().unwrap()));
-        assert!(Cidr::parse("0.0.0.0/0")
-            .unwrap()
-            .contains("1.2.3.4".parse().unwrap()));
-        assert!(Cidr::parse("fd00::/8")
-            .unwrap()
-            .contains("fd12::1".parse().unwrap()));
+        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains("1.2.3.4".parse().unwrap()));
+        assert!(Cidr::parse("fd00::/8").unwrap().contains("fd12::1".parse().unwrap()));
         assert_eq!(Cidr::parse("1.2.3.4").unwrap().prefix, 32);
-        for bad in [
-            "1.2.3.4/33",
-            "x",
-            "[::1]",
-            "1.2.3.4/",
-            "::/129",
-            "1.2.3.4/-1",
-        ] {
+        for bad in ["1.2.3.4/33", "x", "[::1]", "1.2.3.4/", "::/129", "1.2.3.4/-1"] {
             assert!(Cidr::parse(bad).is_none(), "{bad}");
         }
     }

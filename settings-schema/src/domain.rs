@@ -135,9 +135,7 @@ impl DomainPattern {
 
 /// `name` is a strict subdomain of `base` at a label boundary.
 pub fn is_strict_subdomain(name: &str, base: &str) -> bool {
-    name.len() > base.len() + 1
-        && name.ends_with(base)
-        && name.as_bytes()[name.len() - base.len() - 1] == b'.'
+    name.len() > base.len() + 1 && name.ends_with(base) && name.as_bytes()[name.len() - base.len() - 1] == b'.'
 }
 
 impl fmt::Display for DomainPattern {
@@ -184,8 +182,7 @@ fn split_port(entry: &str) -> Result<(&str, Option<u16>), PatternError> {
 /// Ports are 1..=65535 written in plain decimal (no sign, no leading zero).
 pub fn parse_port(p: &str) -> Result<u16, PatternError> {
     let bad = || PatternError::BadPort(p.to_string());
-    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0'))
-    {
+    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0')) {
         return Err(bad());
     }
     match p.parse::<u32>() {
@@ -200,10 +197,7 @@ fn parse_host(host: &str, kind: ListKind) -> Result<HostPattern, PatternError> {
         if inner.contains('%') {
             return Err(PatternError::ZoneId);
         }
-        return inner
-            .parse::<Ipv6Addr>()
-            .map(HostPattern::Ipv6)
-            .map_err(|_| PatternError::BadIpv6(inner.to_string()));
+        return inner.parse::<Ipv6Addr>().map(HostPattern::Ipv6).map_err(|_| PatternError::BadIpv6(inner.to_string()));
     }
     if host == "*" {
         return match kind {
@@ -229,9 +223,7 @@ fn parse_host(host: &str, kind: ListKind) -> Result<HostPattern, PatternError> {
         return Err(PatternError::MisplacedStar);
     }
     if looks_numeric(&lower) {
-        return parse_ipv4_loose(&lower)
-            .map(HostPattern::Ipv4)
-            .ok_or_else(|| PatternError::BadIpv4(lower.clone()));
+        return parse_ipv4_loose(&lower).map(HostPattern::Ipv4).ok_or_else(|| PatternError::BadIpv4(lower.clone()));
     }
     check_labels(&lower)?;
     if !lower.contains('.') && lower != "localhost" {
@@ -251,10 +243,7 @@ fn check_labels(name: &str) -> Result<(), PatternError> {
         if label.len() > 63 {
             return Err(PatternError::LabelTooLong(label.to_string()));
         }
-        if !label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
+        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
             return Err(PatternError::BadLabelChar(label.to_string()));
         }
         if label.starts_with('-') || label.ends_with('-') {
@@ -341,9 +330,7 @@ impl CanonicalHost {
             if inner.contains('%') {
                 return Err(PatternError::ZoneId);
             }
-            let a: Ipv6Addr = inner
-                .parse()
-                .map_err(|_| PatternError::BadIpv6(inner.to_string()))?;
+            let a: Ipv6Addr = inner.parse().map_err(|_| PatternError::BadIpv6(inner.to_string()))?;
             return Ok(match a.to_ipv4_mapped() {
                 Some(v4) => CanonicalHost::Ipv4(v4),
                 None => CanonicalHost::Ipv6(a),

@@ -80,8 +80,7 @@ const REJECTED: &[(&str, ListKind)] = &[
 #[test]
 fn accepted_entries_parse_to_their_canonical_form() {
     for (entry, kind, canon) in ACCEPTED {
-        let p = DomainPattern::parse(entry, *kind)
-            .unwrap_or_else(|e| panic!("{entry:?} ({kind:?}) was rejected: {e}"));
+        let p = DomainPattern::parse(entry, *kind).unwrap_or_else(|e| panic!("{entry:?} ({kind:?}) was rejected: {e}"));
         assert_eq!(p.to_string(), *canon, "{entry:?}");
     }
     assert!(ACCEPTED.len() >= 20);
@@ -142,10 +141,7 @@ fn canonical_host_refuses_zone_ids_and_garbage() {
     assert!(CanonicalHost::parse("a b").is_err());
     assert!(CanonicalHost::parse("::1").is_err());
     assert!(CanonicalHost::parse("999.1.1.1").is_err());
-    assert_eq!(
-        CanonicalHost::parse("127.1").unwrap(),
-        CanonicalHost::Ipv4([127, 0, 0, 1].into())
-    );
+    assert_eq!(CanonicalHost::parse("127.1").unwrap(), CanonicalHost::Ipv4([127, 0, 0, 1].into()));
 }
 
 proptest::proptest! {

@@ -28,27 +28,15 @@ pub enum SettingsError {
     #[error("{0} is empty. Delete it, or put a config in it.")]
     Empty(PathBuf),
     #[error("{path} could not be read ({source}).")]
-    Unreadable {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Unreadable { path: PathBuf, source: std::io::Error },
     #[error("{path} is not valid JSON: {message} at line {line} column {column}")]
-    Json {
-        path: PathBuf,
-        message: String,
-        line: usize,
-        column: usize,
-    },
+    Json { path: PathBuf, message: String, line: usize, column: usize },
     #[error("{path} does not hold a valid config — {}", join(.issues))]
     Invalid { path: PathBuf, issues: Vec<Issue> },
 }
 
 fn join(issues: &[Issue]) -> String {
-    issues
-        .iter()
-        .map(Issue::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+    issues.iter().map(Issue::to_string).collect::<Vec<_>>().join("; ")
 }
 
 impl SettingsError {
@@ -64,15 +52,8 @@ impl SettingsError {
 pub fn load_file(path: &Path) -> Result<Settings, SettingsError> {
     let text = match std::fs::read(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(SettingsError::NotFound(path.to_path_buf()))
-        }
-        Err(source) => {
-            return Err(SettingsError::Unreadable {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SettingsError::NotFound(path.to_path_buf())),
+        Err(source) => return Err(SettingsError::Unreadable { path: path.to_path_buf(), source }),
     };
     let text = String::from_utf8(text).map_err(|_| SettingsError::Json {
         path: path.to_path_buf(),
@@ -88,10 +69,7 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<Settings, SettingsError> {
     if text.trim().is_empty() {
         return Err(SettingsError::Empty(origin.to_path_buf()));
     }
-    let invalid = |issues| SettingsError::Invalid {
-        path: origin.to_path_buf(),
-        issues,
-    };
+    let invalid = |issues| SettingsError::Invalid { path: origin.to_path_buf(), issues };
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| SettingsError::Json {
         path: origin.to_path_buf(),
         message: strip_position(&e.to_string()),
@@ -99,10 +77,7 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<Settings, SettingsError> {
         column: e.column(),
     })?;
     if !value.is_object() {
-        return Err(invalid(vec![Issue {
-            path: "(root)".into(),
-            message: "expected an object".into(),
-        }]));
+        return Err(invalid(vec![Issue { path: "(root)".into(), message: "expected an object".into() }]));
     }
     let settings: Settings = serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = render_path(e.path());
@@ -149,28 +124,15 @@ fn describe_serde_error(path: &str, msg: &str) -> Issue {
         let known: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
         let message = match nearest(key, &known) {
             Some(s) => format!("unknown key \"{key}\"; did you mean \"{s}\"?"),
-            None => format!(
-                "unknown key \"{key}\"; known keys here: {}",
-                known.join(", ")
-            ),
+            None => format!("unknown key \"{key}\"; known keys here: {}", known.join(", ")),
         };
         // serde_path_to_error's path already ends with the offending key.
-        return Issue {
-            path: path.into(),
-            message,
-        };
+        return Issue { path: path.into(), message };
     }
     if let Some(rest) = msg.strip_prefix("missing field `") {
         let key = rest.split('`').next().unwrap_or(rest);
-        let path = if path == "(root)" {
-            key.to_string()
-        } else {
-            format!("{path}.{key}")
-        };
-        return Issue {
-            path,
-            message: "Required".into(),
-        };
+        let path = if path == "(root)" { key.to_string() } else { format!("{path}.{key}") };
+        return Issue { path, message: "Required".into() };
     }
     if msg.starts_with("data did not match any variant of untagged enum PathEntry") {
         return Issue {
@@ -178,10 +140,7 @@ fn describe_serde_error(path: &str, msg: &str) -> Issue {
             message: "expected a path string or {\"path\": \"...\", \"literal\": true}".into(),
         };
     }
-    Issue {
-        path: path.into(),
-        message: msg.replace("invalid type: ", "wrong type: "),
-    }
+    Issue { path: path.into(), message: msg.replace("invalid type: ", "wrong type: ") }
 }
 
 /// Checks that the types alone cannot express.
@@ -195,10 +154,7 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
     ] {
         for (i, entry) in list.iter().enumerate() {
             if let Err(e) = DomainPattern::parse(entry, kind) {
-                push(
-                    format!("network.{name}.{i}"),
-                    format!("invalid domain pattern \"{entry}\": {e}"),
-                );
+                push(format!("network.{name}.{i}"), format!("invalid domain pattern \"{entry}\": {e}"));
             }
         }
     }
@@ -211,10 +167,7 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
                 );
             }
             if v.trim().is_empty() {
-                push(
-                    format!("network.deniedDomainReasons.{k}"),
-                    "reason must not be empty".into(),
-                );
+                push(format!("network.deniedDomainReasons.{k}"), "reason must not be empty".into());
             }
         }
     }
@@ -226,15 +179,9 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
             );
         }
     }
-    for (key, port) in [
-        ("httpProxyPort", net.http_proxy_port),
-        ("socksProxyPort", net.socks_proxy_port),
-    ] {
+    for (key, port) in [("httpProxyPort", net.http_proxy_port), ("socksProxyPort", net.socks_proxy_port)] {
         if port == Some(0) {
-            push(
-                format!("network.{key}"),
-                "port must be from 1 to 65535".into(),
-            );
+            push(format!("network.{key}"), "port must be from 1 to 65535".into());
         }
     }
     for (key, present) in [
@@ -258,10 +205,7 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
     }
     if let Some(d) = s.mandatory_deny_search_depth {
         if !(1..=10).contains(&d) {
-            push(
-                "mandatoryDenySearchDepth".into(),
-                format!("{d} is out of range; use 1 to 10"),
-            );
+            push("mandatoryDenySearchDepth".into(), format!("{d} is out of range; use 1 to 10"));
         }
     }
     let fs = &s.filesystem;

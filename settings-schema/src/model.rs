@@ -178,10 +178,7 @@ impl Settings {
         Settings {
             network: Network::default(),
             filesystem: Filesystem {
-                allow_write: vec![
-                    PathEntry::Plain(".".into()),
-                    PathEntry::Plain("/tmp".into()),
-                ],
+                allow_write: vec![PathEntry::Plain(".".into()), PathEntry::Plain("/tmp".into())],
                 ..Filesystem::default()
             },
             ..Settings::default()

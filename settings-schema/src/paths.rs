@@ -29,9 +29,7 @@ pub(crate) fn check_entry(e: &PathEntry, globs_ok: bool, is_deny: bool) -> Resul
     }
     if let PathEntry::Literal(l) = e {
         if !l.literal {
-            return Err(
-                "\"literal\" must be true; write a plain string for a non-literal path".into(),
-            );
+            return Err("\"literal\" must be true; write a plain string for a non-literal path".into());
         }
         return Ok(());
     }
@@ -65,21 +63,13 @@ pub(crate) fn check_entry(e: &PathEntry, globs_ok: bool, is_deny: bool) -> Resul
 /// In write lists a trailing `/**` is dropped (the directory itself is meant).
 pub fn resolve(e: &PathEntry, cwd: &Path, home: Option<&Path>, allow_glob: bool) -> ResolvedEntry {
     let raw = e.as_str();
-    let raw = if !allow_glob && !e.is_literal() {
-        raw.strip_suffix("/**").unwrap_or(raw)
-    } else {
-        raw
-    };
+    let raw = if !allow_glob && !e.is_literal() { raw.strip_suffix("/**").unwrap_or(raw) } else { raw };
     let expanded: PathBuf = match (raw, home) {
         ("~", Some(h)) => h.to_path_buf(),
         (r, Some(h)) if r.starts_with("~/") => h.join(&r[2..]),
         (r, _) => PathBuf::from(r),
     };
-    let abs = if expanded.is_absolute() {
-        expanded
-    } else {
-        cwd.join(expanded)
-    };
+    let abs = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
     let norm = normalize(&abs);
     if allow_glob && !e.is_literal() && has_glob_chars(raw) {
         ResolvedEntry::Glob(norm.to_string_lossy().into_owned())
@@ -120,31 +110,13 @@ mod tests {
         let r = |s: &str, g| resolve(&plain(s), cwd, home, g);
         assert_eq!(r(".", false), ResolvedEntry::Path("/work/proj".into()));
         assert_eq!(r("~", false), ResolvedEntry::Path("/home/u".into()));
-        assert_eq!(
-            r("~/.ssh", true),
-            ResolvedEntry::Path("/home/u/.ssh".into())
-        );
-        assert_eq!(
-            r("sub//x/./y/", false),
-            ResolvedEntry::Path("/work/proj/sub/x/y".into())
-        );
+        assert_eq!(r("~/.ssh", true), ResolvedEntry::Path("/home/u/.ssh".into()));
+        assert_eq!(r("sub//x/./y/", false), ResolvedEntry::Path("/work/proj/sub/x/y".into()));
         assert_eq!(r("/data/**", false), ResolvedEntry::Path("/data".into()));
-        assert_eq!(
-            r("**/.env", true),
-            ResolvedEntry::Glob("/work/proj/**/.env".into())
-        );
-        assert_eq!(
-            r("../x", false),
-            ResolvedEntry::Path("/work/proj/../x".into())
-        );
-        let lit = PathEntry::Literal(LiteralPath {
-            path: "a[1]*".into(),
-            literal: true,
-        });
-        assert_eq!(
-            resolve(&lit, cwd, home, true),
-            ResolvedEntry::Path("/work/proj/a[1]*".into())
-        );
+        assert_eq!(r("**/.env", true), ResolvedEntry::Glob("/work/proj/**/.env".into()));
+        assert_eq!(r("../x", false), ResolvedEntry::Path("/work/proj/../x".into()));
+        let lit = PathEntry::Literal(LiteralPath { path: "a[1]*".into(), literal: true });
+        assert_eq!(resolve(&lit, cwd, home, true), ResolvedEntry::Path("/work/proj/a[1]*".into()));
     }
 
     #[test]
@@ -153,13 +125,8 @@ mod tests {
         assert!(check_entry(&plain("/a/*.txt"), false, false).is_err());
         assert!(check_entry(&plain("/a/**"), false, false).is_ok());
         assert!(check_entry(&plain("/a/*.txt"), true, true).is_ok());
-        assert!(check_entry(&plain("/data/*/"), true, true)
-            .unwrap_err()
-            .contains("ends in a separator"));
-        let lit = PathEntry::Literal(LiteralPath {
-            path: "x".into(),
-            literal: false,
-        });
+        assert!(check_entry(&plain("/data/*/"), true, true).unwrap_err().contains("ends in a separator"));
+        let lit = PathEntry::Literal(LiteralPath { path: "x".into(), literal: false });
         assert!(check_entry(&lit, true, true).is_err());
     }
 }

@@ -34,16 +34,10 @@ fn file_level_errors() {
     let dir = std::env::temp_dir().join(format!("srt-schema-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let missing = dir.join("nope.json");
-    assert_eq!(
-        load_file(&missing).unwrap_err().to_string(),
-        format!("{} does not exist.", missing.display())
-    );
+    assert_eq!(load_file(&missing).unwrap_err().to_string(), format!("{} does not exist.", missing.display()));
     let empty = dir.join("empty.json");
     std::fs::write(&empty, "  \n").unwrap();
-    assert!(load_file(&empty)
-        .unwrap_err()
-        .to_string()
-        .ends_with("is empty. Delete it, or put a config in it."));
+    assert!(load_file(&empty).unwrap_err().to_string().ends_with("is empty. Delete it, or put a config in it."));
     let bad = dir.join("bad.json");
     std::fs::write(&bad, r#"{"network": "#).unwrap();
     let e = load_file(&bad).unwrap_err().to_string();
@@ -56,17 +50,12 @@ fn file_level_errors() {
 
 #[test]
 fn structural_errors_name_the_path() {
-    assert_eq!(
-        err("{}"),
-        "/x/s.json does not hold a valid config — network: Required"
-    );
+    assert_eq!(err("{}"), "/x/s.json does not hold a valid config — network: Required");
     let e = err(
         r#"{"network":{"allowedDomains":"x.com","deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#,
     );
     assert!(e.contains("network.allowedDomains: wrong type"), "{e}");
-    let e = err(
-        r#"{"network":{"allowedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#,
-    );
+    let e = err(r#"{"network":{"allowedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#);
     assert!(e.contains("network.deniedDomains: Required"), "{e}");
     assert!(err("[1]").contains("(root): expected an object"));
     let e = err(&with("", r#","allowWrite2":[]"#, ""));
@@ -76,29 +65,18 @@ fn structural_errors_name_the_path() {
 #[test]
 fn unknown_keys_are_refused_with_a_suggestion() {
     let e = err(&with(r#","deniedDomain":[]"#, "", ""));
-    assert!(
-        e.contains(
-            "network.deniedDomain: unknown key \"deniedDomain\"; did you mean \"deniedDomains\"?"
-        ),
-        "{e}"
-    );
+    assert!(e.contains("network.deniedDomain: unknown key \"deniedDomain\"; did you mean \"deniedDomains\"?"), "{e}");
     let e = err(&with("", "", r#","bogusField":1"#));
     assert!(e.contains("bogusField: unknown key"), "{e}");
     let e = err(&with("", "", r#","mandatoryDenySearchDept":2"#));
-    assert!(
-        e.contains("did you mean \"mandatoryDenySearchDepth\""),
-        "{e}"
-    );
+    assert!(e.contains("did you mean \"mandatoryDenySearchDepth\""), "{e}");
 }
 
 #[test]
 fn unsupported_security_features_are_refused() {
     for (n, x) in [
         (r#","tlsTerminate":{}"#, ""),
-        (
-            r#","mitmProxy":{"socketPath":"/s","domains":["a.com"]}"#,
-            "",
-        ),
+        (r#","mitmProxy":{"socketPath":"/s","domains":["a.com"]}"#, ""),
         (r#","parentProxy":{}"#, ""),
         ("", r#","credentials":{"envVars":[]}"#),
         ("", r#","allowNestedUserNamespaces":true"#),
@@ -116,29 +94,16 @@ fn other_platform_keys_are_accepted() {
 
 #[test]
 fn semantic_errors() {
-    let e = err(&with("", "", "").replace(
-        r#""allowedDomains":[]"#,
-        r#""allowedDomains":["ok.com","*.com"]"#,
-    ));
-    assert!(
-        e.contains("network.allowedDomains.1: invalid domain pattern \"*.com\""),
-        "{e}"
-    );
+    let e = err(&with("", "", "").replace(r#""allowedDomains":[]"#, r#""allowedDomains":["ok.com","*.com"]"#));
+    assert!(e.contains("network.allowedDomains.1: invalid domain pattern \"*.com\""), "{e}");
     let e = err(&with(r#","deniedDomainReasons":{"x.com":"no"}"#, "", ""));
     assert!(e.contains("not an entry of deniedDomains"), "{e}");
-    let e = err(&with(
-        r#","deniedResolvedAddresses":["10.0.0.0/8","[::1]"]"#,
-        "",
-        "",
-    ));
+    let e = err(&with(r#","deniedResolvedAddresses":["10.0.0.0/8","[::1]"]"#, "", ""));
     assert!(e.contains("network.deniedResolvedAddresses.1"), "{e}");
     let e = err(&with("", "", r#","mandatoryDenySearchDepth":11"#));
     assert!(e.contains("out of range"), "{e}");
     let e = err(&with("", "", "").replace(r#""denyWrite":[]"#, r#""denyWrite":["/a/*.txt"]"#));
-    assert!(
-        e.contains("filesystem.denyWrite.0: globs are only supported"),
-        "{e}"
-    );
+    assert!(e.contains("filesystem.denyWrite.0: globs are only supported"), "{e}");
     let e = err(&with("", "", "").replace(r#""denyRead":[]"#, r#""denyRead":[""]"#));
     assert!(e.contains("Path cannot be empty"), "{e}");
     let e = err(&with(r#","httpProxyPort":70000"#, "", ""));
@@ -147,12 +112,7 @@ fn semantic_errors() {
 
 #[test]
 fn literal_entries_and_embedded_default() {
-    let s = parse(&with(
-        "",
-        r#","allowRead":[{"path":"/a[1]","literal":true}]"#,
-        "",
-    ))
-    .unwrap();
+    let s = parse(&with("", r#","allowRead":[{"path":"/a[1]","literal":true}]"#, "")).unwrap();
     assert!(s.filesystem.allow_read.unwrap()[0].is_literal());
     let d = settings_schema::Settings::embedded_default();
     assert!(settings_schema::validate(&d).is_empty());

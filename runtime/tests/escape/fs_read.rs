@@ -6,15 +6,10 @@ use super::harness::Scenario;
 use crate::escapes;
 
 fn secrets() -> Scenario {
-    Scenario::new("")
-        .with(
-            "filesystem.denyRead",
-            json!(["{O}/secret.txt", "{O}/secretdir"]),
-        )
-        .setup(|e| {
-            e.file(&e.o("secret.txt"), "TOPSECRET\n");
-            e.file(&e.o("secretdir/key"), "KEYMATERIAL\n");
-        })
+    Scenario::new("").with("filesystem.denyRead", json!(["{O}/secret.txt", "{O}/secretdir"])).setup(|e| {
+        e.file(&e.o("secret.txt"), "TOPSECRET\n");
+        e.file(&e.o("secretdir/key"), "KEYMATERIAL\n");
+    })
 }
 
 fn attempt(cmd: &str) -> Scenario {

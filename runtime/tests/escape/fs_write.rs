@@ -7,10 +7,7 @@ use crate::escapes;
 
 fn locked() -> Scenario {
     Scenario::new("")
-        .with(
-            "filesystem.denyWrite",
-            json!(["{W}/locked.txt", "{W}/future.txt"]),
-        )
+        .with("filesystem.denyWrite", json!(["{W}/locked.txt", "{W}/future.txt"]))
         .setup(|e| e.file(&e.w("locked.txt"), "orig\n"))
 }
 

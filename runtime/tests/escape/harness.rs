@@ -72,9 +72,8 @@ fn srt_bin() -> &'static Path {
         let dst = dir.join("srt");
         // SRT_ESCAPE_BIN lets a reviewer aim the battery at another launcher (or at an
         // unsandboxed stand-in, to see every scenario catch it).
-        let src = std::env::var_os("SRT_ESCAPE_BIN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| env!("CARGO_BIN_EXE_srt").into());
+        let src =
+            std::env::var_os("SRT_ESCAPE_BIN").map(PathBuf::from).unwrap_or_else(|| env!("CARGO_BIN_EXE_srt").into());
         std::fs::copy(src, &dst).unwrap();
         std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
         dst
@@ -137,31 +136,29 @@ impl Scenario {
     }
     /// The attempt itself must fail (non-zero exit).
     pub fn fails(self) -> Self {
-        self.check(|_, o| {
-            if o.code != 0 {
-                Ok(())
-            } else {
-                Err(format!("attempt exited 0: {}", o.text))
-            }
-        })
+        self.check(|_, o| if o.code != 0 { Ok(()) } else { Err(format!("attempt exited 0: {}", o.text)) })
     }
     pub fn lacks(self, needle: &'static str) -> Self {
-        self.check(move |_, o| {
-            if o.text.contains(needle) {
-                Err(format!("output has {needle:?}: {}", o.text))
-            } else {
-                Ok(())
-            }
-        })
+        self.check(
+            move |_, o| {
+                if o.text.contains(needle) {
+                    Err(format!("output has {needle:?}: {}", o.text))
+                } else {
+                    Ok(())
+                }
+            },
+        )
     }
     pub fn prints(self, needle: &'static str) -> Self {
-        self.check(move |_, o| {
-            if o.text.contains(needle) {
-                Ok(())
-            } else {
-                Err(format!("output lacks {needle:?}: {}", o.text))
-            }
-        })
+        self.check(
+            move |_, o| {
+                if o.text.contains(needle) {
+                    Ok(())
+                } else {
+                    Err(format!("output lacks {needle:?}: {}", o.text))
+                }
+            },
+        )
     }
     /// The host must not have this path (W- or O-relative: "w/x", "o/x").
     pub fn absent(self, rel: &'static str) -> Self {
@@ -199,12 +196,7 @@ impl Scenario {
             As::Unprivileged => None,
         };
         let root = tempdir();
-        let env = Env {
-            w: root.join("w"),
-            o: root.join("o"),
-            root: root.clone(),
-            uid,
-        };
+        let env = Env { w: root.join("w"), o: root.join("o"), root: root.clone(), uid };
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
         env.dir(&env.w.clone());
         env.dir(&env.o.clone());
@@ -213,24 +205,11 @@ impl Scenario {
             s(&env);
         }
         let settings_path = root.join("settings.json");
-        let text = self
-            .settings
-            .to_string()
-            .replace("{W}", env.w.to_str().unwrap())
-            .replace("{O}", env.o.to_str().unwrap());
+        let text =
+            self.settings.to_string().replace("{W}", env.w.to_str().unwrap()).replace("{O}", env.o.to_str().unwrap());
         std::fs::write(&settings_path, text).unwrap();
-        let out = run_srt(
-            &env,
-            &settings_path,
-            &self.cmd,
-            self.wrapper.as_deref(),
-            &self.extra_env,
-        );
-        let mut failures: Vec<String> = self
-            .checks
-            .iter()
-            .filter_map(|c| c(&env, &out).err())
-            .collect();
+        let out = run_srt(&env, &settings_path, &self.cmd, self.wrapper.as_deref(), &self.extra_env);
+        let mut failures: Vec<String> = self.checks.iter().filter_map(|c| c(&env, &out).err()).collect();
         failures.extend(probes_quiet().err());
         clear_probes();
         let _ = std::fs::remove_dir_all(&root);
@@ -256,13 +235,7 @@ fn tempdir() -> PathBuf {
     p.canonicalize().unwrap()
 }
 
-pub fn run_srt(
-    env: &Env,
-    settings: &Path,
-    cmd: &str,
-    wrapper: Option<&str>,
-    extra: &[(String, String)],
-) -> Output {
+pub fn run_srt(env: &Env, settings: &Path, cmd: &str, wrapper: Option<&str>, extra: &[(String, String)]) -> Output {
     let srt = srt_bin();
     let mut c = match wrapper {
         None => {
@@ -272,11 +245,7 @@ pub fn run_srt(
         }
         Some(w) => {
             let mut c = Command::new("/bin/bash");
-            c.arg("-c")
-                .arg(w)
-                .env("SRT", srt)
-                .env("SETTINGS", settings)
-                .env("CMD", cmd);
+            c.arg("-c").arg(w).env("SRT", srt).env("SETTINGS", settings).env("CMD", cmd);
             c
         }
     };
@@ -310,15 +279,8 @@ fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Output 
         std::thread::sleep(Duration::from_millis(5));
     }
     let out = child.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        text,
-    }
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    Output { code: out.status.code().unwrap_or(-1), text }
 }
 
 /// Declares each scenario twice: as root and as uid 65534.

@@ -13,9 +13,7 @@ impl Probe for Tcp {
     fn quiet(&self) -> Result<(), String> {
         match self.0.accept() {
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!(
-                "a TCP connection reached the host listener: {other:?}"
-            )),
+            other => Err(format!("a TCP connection reached the host listener: {other:?}")),
         }
     }
 }
@@ -36,9 +34,7 @@ impl Probe for Unix {
     fn quiet(&self) -> Result<(), String> {
         match self.0.accept() {
             Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!(
-                "a Unix connection reached the host socket: {other:?}"
-            )),
+            other => Err(format!("a Unix connection reached the host socket: {other:?}")),
         }
     }
 }

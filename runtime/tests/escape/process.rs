@@ -20,10 +20,7 @@ fn victim(e: &Env) {
 }
 
 fn victim_alive(e: &Env) -> Result<(), String> {
-    let pid: i32 = std::fs::read_to_string(e.o("victim.pid"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let pid: i32 = std::fs::read_to_string(e.o("victim.pid")).unwrap().parse().unwrap();
     // SAFETY: signal 0 only checks existence; SIGKILL then cleans up our own child.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     unsafe { libc::kill(pid, libc::SIGKILL) };
