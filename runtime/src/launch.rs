@@ -407,6 +407,6 @@ mod tests {
     #[test]
     fn quoting_keeps_word_boundaries() {
         let w: Vec<OsString> = ["printf", "%s|", "a b", "it's", "$HOME", ""].iter().map(OsString::from).collect();
-        assert_eq!(quote_words(&w), OsString::from("printf %s| 'a b' 'it'\\''s' '$HOME' ''"));
+        assert_eq!(quote_words(&w), OsString::from("printf '%s|' 'a b' 'it'\\''s' '$HOME' ''"));
     }
 }
