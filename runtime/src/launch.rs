@@ -223,8 +223,12 @@ fn supervise(
                     tracing::debug!(sig, "forwarding signal");
                     // SAFETY: forwarding to the command's process group.
                     unsafe { libc::kill(-pid, sig) };
-                    if sig != libc::SIGQUIT && kill_at.is_none() {
-                        kill_at = Some(Instant::now() + TERM_GRACE);
+                    if sig != libc::SIGQUIT {
+                        // a second request means now; the first gets a grace period
+                        kill_at = Some(match kill_at {
+                            None => Instant::now() + TERM_GRACE,
+                            Some(_) => Instant::now(),
+                        });
                     }
                 }
             }
@@ -403,6 +407,37 @@ pub fn quote_words(words: &[OsString]) -> OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn prepared(abi: i32, fs: bool) -> Prepared {
+        Prepared {
+            policy: FsPolicy::default(),
+            plan: Plan::default(),
+            fs_enabled: fs,
+            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false },
+            kernel_abi: abi,
+            tmpdir: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn kernel_without_enough_landlock_is_refused_unless_opted_in() {
+        for (abi, fs, ok) in [
+            (0, true, false),
+            (2, true, false),
+            (3, true, false),
+            (4, true, true),
+            (7, true, true),
+            (3, false, false),
+            (4, false, true),
+        ] {
+            let r = check_kernel(&prepared(abi, fs), false);
+            assert_eq!(r.is_ok(), ok, "abi {abi} fs {fs}");
+            if let Err(e) = r {
+                assert!(e.to_string().contains("--allow-weaker"), "{e}");
+            }
+            assert!(check_kernel(&prepared(abi, fs), true).is_ok());
+        }
+    }
 
     #[test]
     fn quoting_keeps_word_boundaries() {

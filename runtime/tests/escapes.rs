@@ -2,6 +2,8 @@
 //! attempt failed and that the host is unchanged. Every scenario runs as root and as an
 //! unprivileged uid (when the suite runs as root).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod escape {
     pub mod harness;
 

@@ -1,5 +1,7 @@
 //! Loading real files: every error names the file, the JSON path and the reason.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 use std::path::{Path, PathBuf};
 
 use settings_schema::{load_file, parse_str, SettingsError};

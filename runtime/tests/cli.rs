@@ -1,0 +1,253 @@
+//! The command line as users and agents drive it: exit codes, signals, settings errors,
+//! the embedded default, explain, and cleanup.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BASE: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
+ "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
+
+struct Dir(PathBuf);
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(tag: &str) -> Dir {
+    let p = std::env::temp_dir().join(format!("srt-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(p.join("w")).unwrap();
+    Dir(p.canonicalize().unwrap())
+}
+
+fn srt(d: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    c.current_dir(d.join("w")).env("HOME", d).env_remove("SRT_DEBUG").stdin(Stdio::null());
+    c
+}
+
+fn with_settings(d: &Path, text: &str) -> Command {
+    std::fs::write(d.join("s.json"), text).unwrap();
+    let mut c = srt(d);
+    c.arg("-s").arg(d.join("s.json"));
+    c
+}
+
+fn out(mut c: Command) -> (i32, String) {
+    let o: Output = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+    )
+}
+
+#[test]
+fn exit_codes_propagate() {
+    let d = dir("exit");
+    for (cmd, code) in [
+        ("exit 42", 42),
+        ("true", 0),
+        ("kill -TERM $$", 143),
+        ("kill -KILL $$", 137),
+        ("kill -SEGV $$", 139),
+        ("nonexistent-cmd-xyz", 127),
+    ] {
+        let mut c = with_settings(&d.0, BASE);
+        c.args(["-c", cmd]);
+        assert_eq!(out(c).0, code, "{cmd}");
+    }
+}
+
+#[test]
+fn argv_mode_keeps_word_boundaries() {
+    let d = dir("argv");
+    let mut c = with_settings(&d.0, BASE);
+    c.args(["--", "printf", "[%s]", "a b", "it's", "$HOME", "x;y"]);
+    assert_eq!(out(c), (0, "[a b][it's][$HOME][x;y]".into()));
+}
+
+#[test]
+fn stdin_reaches_the_command() {
+    let d = dir("stdin");
+    let mut c = with_settings(&d.0, BASE);
+    c.args(["-c", "tr a-z A-Z"]).stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"piped data\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "PIPED DATA\n");
+}
+
+#[test]
+fn usage_errors() {
+    let d = dir("usage");
+    let (code, text) = out(with_settings(&d.0, BASE));
+    assert_eq!(code, 1);
+    assert!(text.contains("No command specified. Use -c <command> or provide command arguments."), "{text}");
+    let mut c = with_settings(&d.0, BASE);
+    c.args(["-c", "true", "extra"]);
+    let (code, text) = out(c);
+    assert_eq!(code, 1);
+    assert!(text.contains("not both"), "{text}");
+    let mut c = srt(&d.0);
+    c.arg("--version");
+    let (code, text) = out(c);
+    assert_eq!(code, 0);
+    assert!(text.starts_with("srt "), "{text}");
+    let mut c = srt(&d.0);
+    c.arg("--help");
+    let (code, text) = out(c);
+    assert_eq!(code, 0);
+    assert!(text.contains("--settings") && text.contains("explain") && text.contains("--allow-weaker"), "{text}");
+}
+
+#[test]
+fn settings_errors_refuse_to_run() {
+    let d = dir("settings");
+    let cases: &[(&str, &str)] = &[
+        ("", "is empty"),
+        ("{\"network\": ", "is not valid JSON"),
+        ("{}", "network: Required"),
+        (
+            r#"{"network":{"allowedDomains":"x","deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#,
+            "network.allowedDomains",
+        ),
+        (&BASE.replace("deniedDomains", "deniedDomain"), "did you mean \"deniedDomains\""),
+        (&BASE.replace(r#""allowedDomains":[]"#, r#""allowedDomains":["*.com"]"#), "network.allowedDomains.0"),
+    ];
+    for (text, want) in cases {
+        let mut c = with_settings(&d.0, text);
+        c.args(["-c", "echo RAN; touch ran.txt"]);
+        let (code, got) = out(c);
+        assert_eq!(code, 1, "{text}: {got}");
+        assert!(got.contains(want), "{text}: {got}");
+        assert!(got.contains("Refusing to run"), "{got}");
+        assert!(!got.contains("RAN") && !d.0.join("w/ran.txt").exists(), "the command ran: {got}");
+    }
+    let mut c = srt(&d.0);
+    c.args(["-s", "/nonexistent/srt.json", "-c", "echo RAN"]);
+    let (code, got) = out(c);
+    assert_eq!(code, 1);
+    assert!(got.contains("/nonexistent/srt.json does not exist."), "{got}");
+}
+
+#[test]
+fn embedded_default_and_home_settings() {
+    let d = dir("default");
+    // no ~/.srt-settings.json: the embedded default (writes in . and /tmp, no network)
+    let mut c = srt(&d.0);
+    c.args([
+        "-c",
+        "echo ok > here.txt && f=/tmp/srt-cli-default-$$ && echo x > $f && rm $f && echo WROTE; \
+                   exec 3<>/dev/tcp/127.0.0.1/9 || echo NONET",
+    ]);
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("WROTE") && text.contains("NONET"), "{text}");
+    assert!(d.0.join("w/here.txt").exists());
+    // ~/.srt-settings.json is used when present: here it makes the cwd read-only
+    std::fs::write(d.0.join(".srt-settings.json"), BASE.replace(r#""allowWrite":["."]"#, r#""allowWrite":[]"#))
+        .unwrap();
+    let mut c = srt(&d.0);
+    c.args(["-c", "echo x > there.txt"]);
+    assert_ne!(out(c).0, 0);
+    assert!(!d.0.join("w/there.txt").exists());
+    // and an invalid one is an error, not a silent fallback
+    std::fs::write(d.0.join(".srt-settings.json"), "{").unwrap();
+    let mut c = srt(&d.0);
+    c.args(["-c", "true"]);
+    assert_eq!(out(c).0, 1);
+}
+
+#[test]
+fn private_tmpdir_is_writable_and_removed() {
+    let d = dir("tmpdir");
+    let mut c = with_settings(&d.0, BASE);
+    c.args(["-c", "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\" && echo \"$SANDBOX_RUNTIME\""]);
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "x");
+    assert_eq!(lines[2], "1");
+    assert!(!Path::new(lines[1]).exists(), "{} left behind", lines[1]);
+}
+
+#[test]
+fn explain_reports_mechanisms() {
+    let d = dir("explain");
+    std::fs::write(d.0.join("s.json"), BASE.replace(r#""denyWrite":[]"#, r#""denyWrite":["locked"]"#)).unwrap();
+    let mut c = srt(&d.0);
+    c.arg("explain").arg("-s").arg(d.0.join("s.json"));
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    for want in
+        ["kernel Landlock ABI:", "deny write  ", "/w/locked", "/w/.bashrc", "supervisor", "io_uring_setup", "LIMIT"]
+    {
+        assert!(text.contains(want), "explain lacks {want:?}:\n{text}");
+    }
+    let mut c = with_settings(&d.0, BASE);
+    c.arg("--explain");
+    assert_eq!(out(c).0, 0);
+}
+
+fn spawn_sleeper(d: &Path, cmd: &str) -> std::process::Child {
+    let mut c = with_settings(d, BASE);
+    c.args(["-c", cmd]).stdout(Stdio::null()).stderr(Stdio::null());
+    let child = c.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+fn wait(mut child: std::process::Child, limit: Duration) -> (i32, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return (s.code().unwrap_or(-1), start.elapsed());
+        }
+        assert!(start.elapsed() < limit, "srt did not exit within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn sigterm_is_forwarded() {
+    let d = dir("sigterm");
+    let child = spawn_sleeper(&d.0, "exec sleep 30");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (code, took) = wait(child, Duration::from_secs(5));
+    assert_eq!(code, 128 + libc::SIGTERM);
+    assert!(took < Duration::from_secs(2));
+}
+
+#[test]
+fn second_signal_kills_a_command_that_ignores_the_first() {
+    let d = dir("sigtwice");
+    let child = spawn_sleeper(&d.0, "trap '' TERM INT; sleep 30; echo survived");
+    let pid = child.id() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let (code, took) = wait(child, Duration::from_secs(4));
+    assert_eq!(code, 128 + libc::SIGKILL);
+    assert!(took < Duration::from_secs(2));
+}
+
+#[test]
+fn no_orphans_after_exit() {
+    let d = dir("orphans");
+    let marker = format!("srt-cli-orphan-{}", std::process::id());
+    let mut c = with_settings(&d.0, BASE);
+    c.args(["-c", &format!("for i in 1 2 3; do (exec -a {marker} sleep 30 >/dev/null 2>&1 &) ; done; setsid -f bash -c 'exec -a {marker} sleep 30' >/dev/null 2>&1; exit 0")]);
+    assert_eq!(out(c).0, 0);
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            assert!(!String::from_utf8_lossy(&cmd).contains(&marker), "pid {:?} survived", e.file_name());
+        }
+    }
+}
