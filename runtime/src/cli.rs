@@ -75,10 +75,14 @@ pub fn main() -> i32 {
 
 fn init_logging(debug: bool) {
     let level = if debug || std::env::var_os("SRT_DEBUG").is_some() { "debug" } else { "warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SRT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false);
+    // An EnvFilter costs a noticeable share of startup; build one only when asked for.
+    let _ = match std::env::var("SRT_LOG") {
+        Ok(spec) => builder.with_env_filter(tracing_subscriber::EnvFilter::new(spec)).try_init(),
+        Err(_) => builder
+            .with_max_level(if level == "debug" { tracing::Level::DEBUG } else { tracing::Level::WARN })
+            .try_init(),
+    };
 }
 
 fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {

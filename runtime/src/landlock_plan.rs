@@ -27,23 +27,33 @@ pub struct Plan {
 
 /// Plans rules for `policy`, starting at `/` (reads are unrestricted unless denied).
 pub fn plan(policy: &FsPolicy) -> Plan {
-    let bounds = policy.boundaries();
+    let bounds: Vec<Bound> = policy
+        .boundaries()
+        .into_iter()
+        .map(|path| {
+            let mut rights = policy.rights(&path);
+            // Listing means nothing for a file: a denied file leaves its ancestors listable.
+            if path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+                rights.list = true;
+            }
+            Bound { path, rights }
+        })
+        .collect();
     let mut out = Plan::default();
     visit(policy, Path::new("/"), Rights::NONE, &bounds, &mut out);
     out
 }
 
-fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], out: &mut Plan) {
+/// A path where the policy changes, with the rights that hold from it downwards.
+struct Bound {
+    path: PathBuf,
+    rights: Rights,
+}
+
+fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
     let here = policy.rights(node);
-    let below: Vec<&PathBuf> = bounds.iter().filter(|b| b.as_path() != node && b.starts_with(node)).collect();
-    let uniform = below.iter().fold(here, |acc, b| {
-        let mut r = policy.rights(b);
-        // Listing means nothing for a file: a denied file leaves its ancestors listable.
-        if b.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
-            r.list = true;
-        }
-        acc.and(r)
-    });
+    let below: Vec<&Bound> = bounds.iter().filter(|b| b.path != node && b.path.starts_with(node)).collect();
+    let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
         out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant });
@@ -59,8 +69,10 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[PathBuf], 
     if rest.read {
         out.split_read_dirs.push(node.to_path_buf());
     }
-    let on_path: BTreeSet<PathBuf> =
-        below.iter().filter_map(|b| b.strip_prefix(node).ok()?.components().next().map(|c| node.join(c))).collect();
+    let on_path: BTreeSet<PathBuf> = below
+        .iter()
+        .filter_map(|b| b.path.strip_prefix(node).ok()?.components().next().map(|c| node.join(c)))
+        .collect();
     if !rest.is_empty() {
         if let Ok(entries) = std::fs::read_dir(node) {
             for e in entries.flatten() {

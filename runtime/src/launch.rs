@@ -114,8 +114,6 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
-    let last_cap =
-        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(40);
     let spec = ChildSpec {
         program,
         argv,
@@ -125,7 +123,6 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
         sock: theirs.as_raw_fd(),
         // SAFETY: getpid cannot fail.
         parent_pid: unsafe { libc::getpid() },
-        last_cap,
         old_mask,
     };
     // SAFETY: srt is single-threaded here (no runtime, no helper threads), so the child
@@ -142,7 +139,7 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     drop(theirs);
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
-    if let Err(errno) = child::drop_capabilities(last_cap) {
+    if let Err(errno) = child::drop_own_capabilities() {
         // SAFETY: the command has not been released yet; kill it rather than supervise with privilege.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));

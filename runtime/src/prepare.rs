@@ -37,8 +37,17 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> FsPolicy {
             push_with_link(&mut policy.deny_write, &p);
         }
     }
-    for p in mandatory_denies(cx.cwd, s.search_depth(), fs.allow_git_config.unwrap_or(false)) {
-        push_with_link(&mut policy.deny_write, &p);
+    // The working directory is canonical (getcwd) and the search walks real directories,
+    // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
+    let cwd = canonical(cx.cwd);
+    for p in mandatory_denies(&cwd, s.search_depth(), fs.allow_git_config.unwrap_or(false)) {
+        let plain = p.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink())
+            && p.parent().is_none_or(|d| d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink()));
+        if plain {
+            policy.deny_write.push(p);
+        } else {
+            push_with_link(&mut policy.deny_write, &p);
+        }
     }
     policy.write.push(cx.tmpdir.to_path_buf());
     policy.write.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));

@@ -12,18 +12,12 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Our direct children. srt is single-threaded while it reaps, so its own task's list is all.
 fn children() -> Vec<libc::pid_t> {
     let me = std::process::id();
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{me}/task")) else {
-        return out;
-    };
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
-        }
-    }
-    out
+    std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"))
+        .map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// Reaps whatever has exited without blocking.

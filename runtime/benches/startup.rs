@@ -1,0 +1,98 @@
+//! Whole-process startup benchmark: `srt -c true` against bare `true` (and `bash -c true`,
+//! which srt runs inside) in the same run, interleaved so drift hits both alike.
+//! Reports medians, the overhead over each baseline, and peak RSS from wait4.
+//!
+//! cargo bench -p srt-runtime --bench startup [-- ROUNDS]
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+struct Sample {
+    secs: Vec<f64>,
+    max_rss_kb: i64,
+}
+
+fn run_once(argv: &[&str], dir: &std::path::Path) -> (f64, i64) {
+    let start = Instant::now();
+    let child = Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-buffer; we wait for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let t = start.elapsed().as_secs_f64();
+    assert_eq!(r, child.id() as i32);
+    assert_eq!(status, 0, "{argv:?} failed");
+    (t, ru.ru_maxrss)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+fn main() {
+    let rounds: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(300);
+    let srt = env!("CARGO_BIN_EXE_srt");
+    let dir = std::env::temp_dir().join(format!("srt-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = dir.join("s.json");
+    std::fs::write(
+        &settings,
+        r#"{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#,
+    )
+    .unwrap();
+    let s = settings.to_str().unwrap();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("true", vec!["/bin/true"]),
+        ("bash -c true", vec!["/bin/bash", "-c", "true"]),
+        ("srt -c true", vec![srt, "-s", s, "-c", "true"]),
+    ];
+    let mut samples: Vec<Sample> = cases.iter().map(|_| Sample { secs: vec![], max_rss_kb: 0 }).collect();
+    for (_, argv) in &cases {
+        run_once(argv, &dir); // warm the page cache
+    }
+    for _ in 0..rounds {
+        for (i, (_, argv)) in cases.iter().enumerate() {
+            let (t, rss) = run_once(argv, &dir);
+            samples[i].secs.push(t);
+            samples[i].max_rss_kb = samples[i].max_rss_kb.max(rss);
+        }
+    }
+    let base = median(&mut samples[0].secs.clone());
+    let bash = median(&mut samples[1].secs.clone());
+    println!(
+        "startup, {rounds} interleaved rounds, {} cores",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "{:<16} {:>10} {:>10} {:>14} {:>14} {:>12}",
+        "command", "median ms", "p90 ms", "over true ms", "over bash ms", "peak RSS MB"
+    );
+    for (i, (name, _)) in cases.iter().enumerate() {
+        let m = median(&mut samples[i].secs);
+        let p90 = pct(&mut samples[i].secs, 0.9);
+        println!(
+            "{:<16} {:>10.3} {:>10.3} {:>14.3} {:>14.3} {:>12.2}",
+            name,
+            m * 1e3,
+            p90 * 1e3,
+            (m - base) * 1e3,
+            (m - bash) * 1e3,
+            samples[i].max_rss_kb as f64 / 1024.0
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
