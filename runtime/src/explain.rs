@@ -71,6 +71,8 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
         }
         let _ = writeln!(w, "  metadata (chmod, chown, timestamps, xattrs): judged by the supervisor, which performs");
         let _ = writeln!(w, "  permitted changes itself without capabilities  [supervisor]");
+        let _ = writeln!(w, "  LIMIT: O_NONBLOCK opens for writing are left to Landlock alone, so one cannot create a file");
+        let _ = writeln!(w, "  directly in a directory listed above (they are meant for terminals and fifos).");
         let _ = writeln!(w, "  LIMIT: a file that already had several hard links at start is only writable where Landlock\n  itself allows it (links made during the run are tracked).");
     }
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
@@ -96,6 +98,9 @@ fn describe(r: &seccomp::Rule) -> String {
         Rule::Always(x) => a(x),
         Rule::AnyBit { arg, mask, then, otherwise } => {
             format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise))
+        }
+        Rule::AnyBitUnless { arg, unless, mask, then } => {
+            format!("allow if arg{arg} & {unless:#x}, else {} if arg{arg} & {mask:#x}, else allow", a(then))
         }
         Rule::OneOf { arg, values, then, otherwise } => {
             format!("{} if arg{arg} in {values:?}, else {}", a(then), a(otherwise))

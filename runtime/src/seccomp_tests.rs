@@ -95,6 +95,9 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
     for f in [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC] {
         assert_eq!(decide(o, "openat", [0, 0, f as u64, 0, 0, 0]), RET_USER_NOTIF);
     }
+    let nb = (libc::O_RDWR | libc::O_NONBLOCK) as u64;
+    assert_eq!(decide(o, "openat", [0, 0, nb, 0, 0, 0]), RET_ALLOW, "non-blocking opens stay with Landlock");
+    assert_eq!(decide(o, "open", [0, libc::O_CREAT as u64, 0, 0, 0, 0]), RET_USER_NOTIF);
     assert_eq!(decide(o, "renameat2", [0; 6]), RET_USER_NOTIF);
     assert_eq!(decide(o, "unlinkat", [0; 6]), RET_USER_NOTIF);
     assert_eq!(decide(opts(false, false), "openat", [0, 0, libc::O_WRONLY as u64, 0, 0, 0]), RET_ALLOW);
