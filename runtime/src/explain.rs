@@ -71,7 +71,10 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
         }
         let _ = writeln!(w, "  metadata (chmod, chown, timestamps, xattrs): judged by the supervisor, which performs");
         let _ = writeln!(w, "  permitted changes itself without capabilities  [supervisor]");
-        let _ = writeln!(w, "  LIMIT: O_NONBLOCK opens for writing are left to Landlock alone, so one cannot create a file");
+        let _ = writeln!(
+            w,
+            "  LIMIT: O_NONBLOCK opens for writing are left to Landlock alone, so one cannot create a file"
+        );
         let _ = writeln!(w, "  directly in a directory listed above (they are meant for terminals and fifos).");
         let _ = writeln!(w, "  LIMIT: a file that already had several hard links at start is only writable where Landlock\n  itself allows it (links made during the run are tracked).");
     }

@@ -69,8 +69,7 @@ pub fn build(plan: &Plan, fs: bool) -> Result<RulesetCreated, LaunchError> {
                     continue;
                 }
             };
-            let is_dir = rule.path.is_dir();
-            let access = access_for(rule.rights, is_dir);
+            let access = access_for(rule.rights, rule.is_dir);
             if access.is_empty() {
                 continue;
             }

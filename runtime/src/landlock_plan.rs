@@ -14,6 +14,8 @@ use crate::policy::{FsPolicy, Rights};
 pub struct PlannedRule {
     pub path: PathBuf,
     pub rights: Rights,
+    /// Known from readdir or lstat, so building the ruleset need not stat again.
+    pub is_dir: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,11 +34,12 @@ pub fn plan(policy: &FsPolicy) -> Plan {
         .into_iter()
         .map(|path| {
             let mut rights = policy.rights(&path);
+            let meta = path.symlink_metadata();
             // Listing means nothing for a file: a denied file leaves its ancestors listable.
-            if path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            if meta.as_ref().is_ok_and(|m| !m.is_dir()) {
                 rights.list = true;
             }
-            Bound { path, rights }
+            Bound { is_dir: meta.is_ok_and(|m| m.is_dir()), path, rights }
         })
         .collect();
     let mut out = Plan::default();
@@ -48,6 +51,7 @@ pub fn plan(policy: &FsPolicy) -> Plan {
 struct Bound {
     path: PathBuf,
     rights: Rights,
+    is_dir: bool,
 }
 
 fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
@@ -56,7 +60,8 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
-        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant });
+        let is_dir = bounds.iter().find(|b| b.path == node).map_or(true, |b| b.is_dir);
+        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir });
     }
     if below.is_empty() {
         return;
@@ -78,11 +83,11 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
             for e in entries.flatten() {
                 let path = e.path();
                 // A rule on a symlink would grant its target: never follow one here.
-                let is_link = e.file_type().map(|t| t.is_symlink()).unwrap_or(true);
-                if is_link || on_path.contains(&path) {
+                let Ok(ft) = e.file_type() else { continue };
+                if ft.is_symlink() || on_path.contains(&path) {
                     continue;
                 }
-                out.rules.push(PlannedRule { path, rights: rest });
+                out.rules.push(PlannedRule { path, rights: rest, is_dir: ft.is_dir() });
             }
         }
     }

@@ -41,8 +41,9 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> FsPolicy {
     // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
     let cwd = canonical(cx.cwd);
     for p in mandatory_denies(&cwd, s.search_depth(), fs.allow_git_config.unwrap_or(false)) {
-        let plain = p.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink())
-            && p.parent().is_none_or(|d| d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink()));
+        let parent_plain = |d: &Path| d == cwd || d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink());
+        let plain =
+            p.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink()) && p.parent().is_none_or(parent_plain);
         if plain {
             policy.deny_write.push(p);
         } else {

@@ -73,7 +73,12 @@ pub enum Rule {
     },
     /// Allow when any bit of `unless` is set in argument `arg`; otherwise `then` when any
     /// bit of `mask` is set, else allow.
-    AnyBitUnless { arg: u32, unless: u32, mask: u32, then: Action },
+    AnyBitUnless {
+        arg: u32,
+        unless: u32,
+        mask: u32,
+        then: Action,
+    },
     /// `then` when argument `arg` equals one of `values`, else `otherwise`.
     OneOf {
         arg: u32,
@@ -135,7 +140,11 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         let nonblock = libc::O_NONBLOCK as u32;
         for (name, arg) in [("open", 1), ("openat", 2)] {
             if let Some(nr) = arch.nr(name) {
-                out.push((name, nr, Rule::AnyBitUnless { arg, unless: nonblock, mask: write_bits, then: Action::Notify }));
+                out.push((
+                    name,
+                    nr,
+                    Rule::AnyBitUnless { arg, unless: nonblock, mask: write_bits, then: Action::Notify },
+                ));
             }
         }
         for name in sysno::MEDIATED {
@@ -157,8 +166,10 @@ pub const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
     | libc::CLONE_NEWNET) as u32
     | 0x80;
 
-/// Assembles the program. Every block ends in a return, so the accumulator only has to
-/// hold the syscall number while the dispatch compares it.
+/// Assembles the program: the architecture checks, then a binary search over the
+/// sorted syscall numbers (a few compares per syscall instead of one per listed syscall,
+/// which also keeps the kernel's per-syscall action-cache precomputation cheap), with
+/// small linear leaves that hold each syscall's block.
 pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
     let mut p = vec![
         stmt(BPF_LD_W_ABS, OFF_ARCH),
@@ -170,18 +181,41 @@ pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<
         p.push(jump(BPF_JGE_K, x32, 0, 1));
         p.push(stmt(BPF_RET_K, RET_KILL_PROCESS));
     }
-    for (name, nr, rule) in table {
-        let body = body(rule);
-        let skip =
-            u8::try_from(body.len()).map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
-        p.push(jump(BPF_JEQ_K, *nr as u32, 0, skip));
-        p.extend(body);
-    }
-    p.push(stmt(BPF_RET_K, RET_ALLOW));
+    let mut sorted: Vec<&(&'static str, i64, Rule)> = table.iter().collect();
+    sorted.sort_by_key(|(_, nr, _)| *nr);
+    sorted.dedup_by_key(|(_, nr, _)| *nr);
+    p.extend(tree(&sorted)?);
     if p.len() > 4096 {
         return Err(io::Error::other("seccomp program exceeds 4096 instructions"));
     }
     Ok(p)
+}
+
+const LEAF: usize = 4;
+const BPF_JA: u16 = 0x05;
+
+/// The accumulator holds the syscall number on entry; every path ends in a return.
+fn tree(entries: &[&(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
+    if entries.len() <= LEAF {
+        let mut out = Vec::new();
+        for (name, nr, rule) in entries {
+            let body = body(rule);
+            let skip = u8::try_from(body.len())
+                .map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
+            out.push(jump(BPF_JEQ_K, *nr as u32, 0, skip));
+            out.extend(body);
+        }
+        out.push(stmt(BPF_RET_K, RET_ALLOW));
+        return Ok(out);
+    }
+    let mid = entries.len() / 2;
+    let left = tree(&entries[..mid])?;
+    let right = tree(&entries[mid..])?;
+    // nr >= pivot: fall through to the long jump over the left half; else skip it.
+    let mut out = vec![jump(BPF_JGE_K, entries[mid].1 as u32, 0, 1), stmt(BPF_JA, left.len() as u32)];
+    out.extend(left);
+    out.extend(right);
+    Ok(out)
 }
 
 fn body(rule: &Rule) -> Vec<SockFilter> {

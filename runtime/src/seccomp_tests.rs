@@ -23,6 +23,7 @@ fn run(prog: &[SockFilter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
                 acc = u32::from_le_bytes(data[k..k + 4].try_into().unwrap());
             }
             BPF_RET_K => return ins.k,
+            BPF_JA => pc += ins.k as usize,
             BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => {
                 let hit = match ins.code {
                     BPF_JEQ_K => acc == ins.k,
@@ -43,6 +44,33 @@ fn decide(o: FilterOptions, name: &str, args: [u64; 6]) -> u32 {
 }
 
 const EPERM: u32 = RET_ERRNO | libc::EPERM as u32;
+
+#[test]
+fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
+    let arch = crate::sysno::native();
+    let table = rules(&arch, opts(true, false));
+    let prog = assemble(&arch, &table).unwrap();
+    for (name, nr, rule) in &table {
+        let got = run(&prog, arch.audit_arch, *nr, [0; 6]);
+        let want = match rule {
+            Rule::Always(a) => a.ret(),
+            Rule::AnyBit { otherwise, .. } => otherwise.ret(),
+            Rule::AnyBitUnless { .. } => RET_ALLOW,
+            Rule::OneOf { values, then, otherwise, .. } => {
+                if values.contains(&0) {
+                    then.ret()
+                } else {
+                    otherwise.ret()
+                }
+            }
+        };
+        assert_eq!(got, want, "{name}");
+    }
+    let listed: std::collections::HashSet<i64> = table.iter().map(|(_, nr, _)| *nr).collect();
+    for nr in (0..500).filter(|n| !listed.contains(n)) {
+        assert_eq!(run(&prog, arch.audit_arch, nr, [0; 6]), RET_ALLOW, "syscall {nr}");
+    }
+}
 
 #[test]
 fn foreign_architecture_and_x32_are_killed() {
