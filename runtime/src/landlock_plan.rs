@@ -60,7 +60,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
-        let is_dir = bounds.iter().find(|b| b.path == node).map_or(true, |b| b.is_dir);
+        let is_dir = bounds.iter().find(|b| b.path == node).is_none_or(|b| b.is_dir);
         out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir });
     }
     if below.is_empty() {
