@@ -25,6 +25,67 @@ pub enum Stage {
     Exec,
 }
 
+impl ChildSpec {
+    pub fn new(
+        program: CString,
+        argv: Vec<CString>,
+        envp: Vec<CString>,
+        sock: RawFd,
+        old_mask: libc::sigset_t,
+    ) -> Self {
+        let ptrs = |v: &[CString]| v.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+        ChildSpec {
+            argv_ptrs: ptrs(&argv),
+            envp_ptrs: ptrs(&envp),
+            program,
+            argv,
+            envp,
+            ruleset: None,
+            filter: Vec::new(),
+            sock,
+            // SAFETY: getpid cannot fail.
+            parent_pid: unsafe { libc::getpid() },
+            old_mask,
+        }
+    }
+}
+
+/// Starts the child with `CLONE_VM | CLONE_VFORK` on its own stack, as posix_spawn does:
+/// no page tables copied and no copy-on-write faults in the parent afterwards. The
+/// parent is suspended until the child execs or exits, so the shared memory is never
+/// used by both at once, and the child never allocates or frees.
+pub fn spawn(spec: ChildSpec) -> std::io::Result<libc::pid_t> {
+    const STACK: usize = 256 * 1024;
+    let mut stack = vec![0u8; STACK];
+    let mut slot = std::mem::ManuallyDrop::new(spec);
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` points at the parent's ManuallyDrop<ChildSpec>; the parent never
+        // touches or drops it again, so taking it by value here is the only use.
+        let spec = unsafe { std::ptr::read(arg as *mut ChildSpec) };
+        run(spec)
+    }
+    // SAFETY: the stack is live and 16-byte aligned at its top; the parent stays
+    // suspended (CLONE_VFORK) until the child has exec'd or exited.
+    let pid = unsafe {
+        let top = stack.as_mut_ptr().add(STACK) as usize & !15;
+        libc::clone(
+            entry,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&mut *slot as *mut ChildSpec).cast(),
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    // The child has exec'd or exited by now (or never ran); its bitwise copy of the
+    // spec ran no destructor, so the parent's drop here is the only one.
+    drop(std::mem::ManuallyDrop::into_inner(slot));
+    drop(stack);
+    if pid < 0 {
+        return Err(err);
+    }
+    Ok(pid)
+}
+
 impl Stage {
     pub fn from_u8(b: u8) -> Option<Stage> {
         use Stage::*;
@@ -49,6 +110,10 @@ impl Stage {
 
 pub struct ChildSpec {
     pub program: CString,
+    /// NULL-terminated pointer arrays into `argv`/`envp`, built before the clone: the
+    /// child shares the parent's memory until it execs, so it must not allocate.
+    pub argv_ptrs: Vec<*const libc::c_char>,
+    pub envp_ptrs: Vec<*const libc::c_char>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
     pub ruleset: Option<RulesetCreated>,
@@ -119,12 +184,8 @@ pub fn run(mut spec: ChildSpec) -> ! {
     }
     // SAFETY: closing our copy; the parent holds its own.
     unsafe { libc::close(listener) };
-    let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut envp: Vec<*const libc::c_char> = spec.envp.iter().map(|a| a.as_ptr()).collect();
-    envp.push(std::ptr::null());
-    // SAFETY: NULL-terminated arrays of live C strings.
-    unsafe { libc::execve(spec.program.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    // SAFETY: NULL-terminated arrays of C strings that live in `spec`.
+    unsafe { libc::execve(spec.program.as_ptr(), spec.argv_ptrs.as_ptr(), spec.envp_ptrs.as_ptr()) };
     fail(Stage::Exec, errno())
 }
 

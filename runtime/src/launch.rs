@@ -114,28 +114,10 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
-    let spec = ChildSpec {
-        program,
-        argv,
-        envp,
-        ruleset,
-        filter,
-        sock: theirs.as_raw_fd(),
-        // SAFETY: getpid cannot fail.
-        parent_pid: unsafe { libc::getpid() },
-        old_mask,
-    };
-    // SAFETY: srt is single-threaded here (no runtime, no helper threads), so the child
-    // may run the prepared setup; it only makes syscalls before exec or _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    if pid == 0 {
-        drop(ours);
-        child::run(spec);
-    }
-    drop(spec);
+    let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
+    spec.ruleset = ruleset;
+    spec.filter = filter;
+    let pid = child::spawn(spec)?;
     drop(theirs);
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
@@ -160,6 +142,7 @@ fn supervise(
     sup: &Supervisor,
 ) -> Result<i32, LaunchError> {
     let mut sock = Some(sock);
+    let mut parked: Option<OwnedFd> = None;
     let mut listener: Option<OwnedFd> = None;
     let mut setup_error: Option<LaunchError> = None;
     let mut kill_at: Option<Instant> = None;
@@ -188,7 +171,12 @@ fn supervise(
             }
             if sock.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd) {
                 match read_setup(pfd.fd) {
-                    SetupMsg::Listener(fd) => listener = Some(fd),
+                    SetupMsg::Listener(fd) => {
+                        listener = Some(fd);
+                        // Only an exec failure can follow; read it after the child exits
+                        // rather than wake up again for the end-of-file that exec causes.
+                        parked = sock.take();
+                    }
                     SetupMsg::Failed(stage, errno) => {
                         setup_error = Some(LaunchError::Child {
                             stage: stage.describe(),
@@ -211,6 +199,15 @@ fn supervise(
             for sig in read_signals(sigfd) {
                 if sig == libc::SIGCHLD {
                     if let Some(code) = reap(pid) {
+                        if let Some(p) = parked.take().or(sock.take()) {
+                            set_nonblocking(p.as_raw_fd());
+                            while let SetupMsg::Failed(stage, errno) = read_setup(p.as_raw_fd()) {
+                                setup_error = Some(LaunchError::Child {
+                                    stage: stage.describe(),
+                                    errno: nix::errno::Errno::from_raw(errno),
+                                });
+                            }
+                        }
                         return match setup_error {
                             Some(e) => Err(e),
                             None => Ok(code),
@@ -288,6 +285,14 @@ fn read_setup(fd: RawFd) -> SetupMsg {
             SetupMsg::Failed(Stage::from_u8(buf[1]).unwrap_or(Stage::Exec), errno)
         }
         _ => SetupMsg::Closed,
+    }
+}
+
+fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
     }
 }
 

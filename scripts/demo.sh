@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds srt and runs a command under the embedded default policy (no settings file):
+# it writes in its working directory, then tries to leave it and to reach the network.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p srt-runtime
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+echo "running in $work with the built-in default policy" >&2
+HOME="$work" "$root/target/release/srt" -c '
+  echo "hello from the sandbox" > hello.txt && echo "wrote ./hello.txt: $(cat hello.txt)"
+  { echo x > /etc/srt-demo; } 2>/dev/null && echo "wrote /etc (unexpected)" || echo "write to /etc refused"
+  { echo x >> .bashrc; } 2>/dev/null && echo "wrote .bashrc (unexpected)" || echo "write to .bashrc refused (mandatory deny)"
+  curl -sS --max-time 5 http://example.com/ -o /dev/null 2>&1 && echo "network reached (unexpected)" || echo "network refused"
+'

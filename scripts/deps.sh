@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system tools the test suite drives (idempotent; needs root or sudo for apt).
+set -euo pipefail
+need=()
+for tool in curl python3 setsid truncate getent; do
+  command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
+done
+[ -x /usr/bin/python3 ] || need+=(python3)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing test dependencies (missing: ${need[*]})" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq curl python3 util-linux coreutils libc-bin >/dev/null
