@@ -251,3 +251,20 @@ fn no_orphans_after_exit() {
         }
     }
 }
+
+#[test]
+fn allow_read_reopens_part_of_a_denied_tree() {
+    let d = dir("allowread");
+    std::fs::create_dir_all(d.0.join("secret/pub")).unwrap();
+    std::fs::write(d.0.join("secret/key"), "KEY").unwrap();
+    std::fs::write(d.0.join("secret/pub/p.txt"), "PUBLIC").unwrap();
+    let s = BASE.replace(
+        r#""denyRead":[]"#,
+        &format!(r#""denyRead":["{0}/secret"],"allowRead":["{0}/secret/pub"]"#, d.0.display()),
+    );
+    let mut c = with_settings(&d.0, &s);
+    c.args(["-c", &format!("cat {0}/secret/pub/p.txt; cat {0}/secret/key", d.0.display())]);
+    let (code, text) = out(c);
+    assert_ne!(code, 0);
+    assert!(text.contains("PUBLIC") && !text.contains("KEY"), "{text}");
+}

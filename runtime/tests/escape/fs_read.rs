@@ -28,6 +28,11 @@ escapes! {
         .with("filesystem.denyRead", json!(["**/.env"]))
         .setup(|e| { e.file(&e.w(".env"), "ENVSECRET1\n"); e.file(&e.w("sub/.env"), "ENVSECRET2\n") })
         .fails().lacks("ENVSECRET1").lacks("ENVSECRET2");
+    deeper_deny_inside_allow_read => Scenario::new(r#"cat "$O/secretdir/pub/p.txt" && cat "$O/secretdir/pub/inner/k""#)
+        .with("filesystem.denyRead", json!(["{O}/secretdir", "{O}/secretdir/pub/inner"]))
+        .with("filesystem.allowRead", json!(["{O}/secretdir/pub"]))
+        .setup(|e| { e.file(&e.o("secretdir/pub/p.txt"), "PUBLIC\n"); e.file(&e.o("secretdir/pub/inner/k"), "INNERSECRET\n") })
+        .fails().prints("PUBLIC").lacks("INNERSECRET");
     inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" -s "$SETTINGS" -c "$CMD""#)
         .fails().lacks("TOPSECRET");
     inherited_write_fd => Scenario::new("echo evil >&4")

@@ -41,6 +41,11 @@ escapes! {
     mandatory_git_config => Scenario::new("echo evil >> .git/config")
         .setup(|e| { e.dir(&e.w(".git/hooks")); e.file(&e.w(".git/config"), "[core]\n") })
         .fails().holds("w/.git/config", "[core]\n");
+    mandatory_nested_repo_hook => Scenario::new("echo evil > sub/.git/hooks/pre-commit")
+        .setup(|e| { e.dir(&e.w("sub/.git/hooks")); e.file(&e.w("sub/.git/HEAD"), "ref: x\n") })
+        .fails().absent("w/sub/.git/hooks/pre-commit");
+    mandatory_nested_bashrc => Scenario::new("echo evil >> a/b/.bashrc")
+        .setup(|e| e.file(&e.w("a/b/.bashrc"), "orig\n")).fails().holds("w/a/b/.bashrc", "orig\n");
     rename_protected_parent => Scenario::new("mv .git gitx; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit")
         .setup(|e| { e.dir(&e.w(".git/hooks")); e.file(&e.w(".git/hooks/sample"), "s") })
         .fails().absent("w/gitx").absent("w/.git/hooks/pre-commit").holds("w/.git/hooks/sample", "s");
