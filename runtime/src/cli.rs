@@ -74,14 +74,14 @@ pub fn main() -> i32 {
 }
 
 fn init_logging(debug: bool) {
-    let level = if debug || std::env::var_os("SRT_DEBUG").is_some() { "debug" } else { "warn" };
+    let spec = std::env::var("SRT_LOG").ok();
+    if !debug && std::env::var_os("SRT_DEBUG").is_none() && spec.is_none() {
+        return; // no subscriber: tracing's macros cost nothing then
+    }
     let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false);
-    // An EnvFilter costs a noticeable share of startup; build one only when asked for.
-    let _ = match std::env::var("SRT_LOG") {
-        Ok(spec) => builder.with_env_filter(tracing_subscriber::EnvFilter::new(spec)).try_init(),
-        Err(_) => builder
-            .with_max_level(if level == "debug" { tracing::Level::DEBUG } else { tracing::Level::WARN })
-            .try_init(),
+    let _ = match spec {
+        Some(spec) => builder.with_env_filter(tracing_subscriber::EnvFilter::new(spec)).try_init(),
+        None => builder.with_max_level(tracing::Level::DEBUG).try_init(),
     };
 }
 

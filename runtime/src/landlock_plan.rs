@@ -34,12 +34,17 @@ pub fn plan(policy: &FsPolicy) -> Plan {
         .into_iter()
         .map(|path| {
             let mut rights = policy.rights(&path);
-            let meta = path.symlink_metadata();
-            // Listing means nothing for a file: a denied file leaves its ancestors listable.
-            if meta.as_ref().is_ok_and(|m| !m.is_dir()) {
-                rights.list = true;
+            // Listing means nothing for a file: a denied file leaves its ancestors
+            // listable. Only an unlistable bound needs a stat to find out.
+            let mut is_dir = None;
+            if !rights.list {
+                let meta = path.symlink_metadata();
+                if meta.as_ref().is_ok_and(|m| !m.is_dir()) {
+                    rights.list = true;
+                }
+                is_dir = Some(meta.is_ok_and(|m| m.is_dir()));
             }
-            Bound { is_dir: meta.is_ok_and(|m| m.is_dir()), path, rights }
+            Bound { is_dir, path, rights }
         })
         .collect();
     let mut out = Plan::default();
@@ -51,16 +56,17 @@ pub fn plan(policy: &FsPolicy) -> Plan {
 struct Bound {
     path: PathBuf,
     rights: Rights,
-    is_dir: bool,
+    is_dir: Option<bool>,
 }
 
 fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
     let here = policy.rights(node);
-    let below: Vec<&Bound> = bounds.iter().filter(|b| b.path != node && b.path.starts_with(node)).collect();
+    let below: Vec<&Bound> = bounds.iter().filter(|b| b.path != node && crate::policy::under(&b.path, node)).collect();
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
-        let is_dir = bounds.iter().find(|b| b.path == node).is_none_or(|b| b.is_dir);
+        let known = bounds.iter().find(|b| b.path == node).and_then(|b| b.is_dir);
+        let is_dir = known.unwrap_or_else(|| node.symlink_metadata().is_ok_and(|m| m.is_dir()));
         out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir });
     }
     if below.is_empty() {

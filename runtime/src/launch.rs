@@ -90,7 +90,7 @@ impl TmpDir {
 impl Drop for TmpDir {
     fn drop(&mut self) {
         if let Err(e) = std::fs::remove_dir_all(&self.0) {
-            tracing::warn!("could not remove {}: {e}", self.0.display());
+            crate::warn!("could not remove {}: {e}", self.0.display());
         }
     }
 }
@@ -188,7 +188,7 @@ fn supervise(
             } else if let Some(l) = &listener {
                 if pfd.revents & libc::POLLIN != 0 {
                     if let Err(e) = sup.handle_one(l.as_fd()) {
-                        tracing::warn!("supervisor: {e}");
+                        crate::warn!("supervisor: {e}");
                     }
                 } else if pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
                     listener = None;

@@ -2,6 +2,13 @@
 //! filter, with a supervisor that performs permitted writes in directories where
 //! Landlock alone cannot express the policy. One module per mechanism.
 
+/// A warning the user should see whether or not logging is on (logging is set up only
+/// for `-d`/`SRT_LOG`, which keeps start-up cheap).
+#[macro_export]
+macro_rules! warn {
+    ($($arg:tt)*) => { eprintln!("srt: warning: {}", format_args!($($arg)*)) };
+}
+
 pub mod child;
 pub mod cli;
 pub mod error;

@@ -68,7 +68,7 @@ fn walk(dir: &Path, level: u8, depth: u8, allow_git_config: bool, out: &mut Vec<
         }
         *visited += 1;
         if *visited >= MAX_DIRS_VISITED {
-            tracing::warn!("mandatory-deny search stopped after {MAX_DIRS_VISITED} directories");
+            crate::warn!("mandatory-deny search stopped after {MAX_DIRS_VISITED} directories");
             return;
         }
         walk(&e.path(), level + 1, depth, allow_git_config, out, visited);

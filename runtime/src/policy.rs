@@ -41,10 +41,20 @@ impl Rights {
     }
 }
 
+/// `p` is `base` or beneath it. Both are absolute and normalised (no `.`, no repeated or
+/// trailing `/`), so a byte prefix ending at a separator is exactly `Path::starts_with`,
+/// without its component-by-component walk (this runs for every rule and mediated call).
+pub fn under(p: &Path, base: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, b) = (p.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    p.starts_with(b) && (p.len() == b.len() || b == b"/" || p[b.len()] == b'/')
+}
+
 impl FsPolicy {
     /// Reads: the deepest matching denyRead/allowRead entry decides; allow wins a tie.
     pub fn can_read(&self, p: &Path) -> bool {
-        let deepest = |list: &[PathBuf]| list.iter().filter(|e| p.starts_with(e)).map(|e| e.components().count()).max();
+        // deeper entries are longer: comparing lengths compares depths among prefixes of `p`
+        let deepest = |list: &[PathBuf]| list.iter().filter(|e| under(p, e)).map(|e| e.as_os_str().len()).max();
         match (deepest(&self.deny_read), deepest(&self.allow_read)) {
             (Some(d), Some(a)) => a >= d,
             (Some(_), None) => false,
@@ -53,13 +63,13 @@ impl FsPolicy {
     }
 
     pub fn can_write(&self, p: &Path) -> bool {
-        self.write.iter().any(|w| p.starts_with(w)) && !self.deny_write.iter().any(|d| p.starts_with(d))
+        self.write.iter().any(|w| under(p, w)) && !self.deny_write.iter().any(|d| under(p, d))
     }
 
     /// `p` has a write-denied path strictly below it, so removing or renaming `p` would
     /// take the protection away (`mv .git x; mkdir -p .git/hooks`).
     pub fn guards_below(&self, p: &Path) -> bool {
-        self.deny_write.iter().any(|d| d != p && d.starts_with(p))
+        self.deny_write.iter().any(|d| d != p && under(d, p))
     }
 
     /// May the name `p` be unlinked, renamed away, or replaced?
@@ -96,6 +106,15 @@ mod tests {
             allow_read: vec![p("/srv/data/public")],
             write: vec![p("/w"), p("/tmp/x")],
             deny_write: vec![p("/w/.bashrc"), p("/w/.git/hooks"), p("/w/.git/config")],
+        }
+    }
+
+    #[test]
+    fn under_matches_path_starts_with() {
+        for (a, b) in
+            [("/a/b", "/a"), ("/a", "/a"), ("/ab", "/a"), ("/a", "/"), ("/", "/"), ("/a/b/c", "/a/b"), ("/a", "/a/b")]
+        {
+            assert_eq!(under(Path::new(a), Path::new(b)), Path::new(a).starts_with(b), "{a} under {b}");
         }
     }
 

@@ -133,9 +133,7 @@ pub fn expand_glob(pattern: &str) -> Vec<PathBuf> {
         for e in rd.flatten() {
             seen += 1;
             if seen > GLOB_MAX_ENTRIES {
-                tracing::warn!(
-                    "glob {pattern} stopped after {GLOB_MAX_ENTRIES} entries; later matches are not covered"
-                );
+                crate::warn!("glob {pattern} stopped after {GLOB_MAX_ENTRIES} entries; later matches are not covered");
                 return out;
             }
             let path = e.path();
