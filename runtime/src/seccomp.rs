@@ -191,22 +191,13 @@ pub fn assemble(arch: &Arch, table: &[(&'static str, i64, Rule)]) -> io::Result<
     Ok(p)
 }
 
-const LEAF: usize = 4;
+const LEAF: usize = 8;
 const BPF_JA: u16 = 0x05;
 
 /// The accumulator holds the syscall number on entry; every path ends in a return.
 fn tree(entries: &[&(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
     if entries.len() <= LEAF {
-        let mut out = Vec::new();
-        for (name, nr, rule) in entries {
-            let body = body(rule);
-            let skip = u8::try_from(body.len())
-                .map_err(|_| io::Error::other(format!("seccomp block for {name} is too long")))?;
-            out.push(jump(BPF_JEQ_K, *nr as u32, 0, skip));
-            out.extend(body);
-        }
-        out.push(stmt(BPF_RET_K, RET_ALLOW));
-        return Ok(out);
+        return leaf(entries);
     }
     let mid = entries.len() / 2;
     let left = tree(&entries[..mid])?;
@@ -215,6 +206,50 @@ fn tree(entries: &[&(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
     let mut out = vec![jump(BPF_JGE_K, entries[mid].1 as u32, 0, 1), stmt(BPF_JA, left.len() as u32)];
     out.extend(left);
     out.extend(right);
+    Ok(out)
+}
+
+/// A linear run of compares. Syscalls whose rule is a plain action jump to one shared
+/// return per action; the others get their block inline, after the shared returns.
+fn leaf(entries: &[&(&'static str, i64, Rule)]) -> io::Result<Vec<SockFilter>> {
+    let mut shared: Vec<u32> = Vec::new();
+    for (_, _, rule) in entries {
+        if let Rule::Always(a) = rule {
+            if !shared.contains(&a.ret()) {
+                shared.push(a.ret());
+            }
+        }
+    }
+    let blocks: Vec<(usize, Vec<SockFilter>)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, r))| !matches!(r, Rule::Always(_)))
+        .map(|(i, (_, _, r))| (i, body(r)))
+        .collect();
+    // layout: n compares, `ret allow`, shared returns, inline blocks
+    let n = entries.len();
+    let shared_at = n + 1;
+    let mut block_at = shared_at + shared.len();
+    let mut starts = vec![0usize; n];
+    for (i, b) in &blocks {
+        starts[*i] = block_at;
+        block_at += b.len();
+    }
+    let mut out = Vec::with_capacity(block_at);
+    for (i, (name, nr, rule)) in entries.iter().enumerate() {
+        let target = match rule {
+            Rule::Always(a) => shared_at + shared.iter().position(|r| *r == a.ret()).unwrap_or(0),
+            _ => starts[i],
+        };
+        let jt = u8::try_from(target - i - 1)
+            .map_err(|_| io::Error::other(format!("seccomp leaf holding {name} is too long")))?;
+        out.push(jump(BPF_JEQ_K, *nr as u32, jt, 0));
+    }
+    out.push(stmt(BPF_RET_K, RET_ALLOW));
+    out.extend(shared.iter().map(|r| stmt(BPF_RET_K, *r)));
+    for (_, b) in blocks {
+        out.extend(b);
+    }
     Ok(out)
 }
 
