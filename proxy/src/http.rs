@@ -1,0 +1,277 @@
+//! HTTP/1.1 proxy requests with hyper: CONNECT tunnels and absolute-form `http://`
+//! requests. Every request on a connection is judged on its own; every refusal closes
+//! the connection, so bytes a client pipelined after it are never parsed as a request.
+
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{Map, Value};
+use tokio::io::AsyncWriteExt;
+
+use crate::dial::{self, DialError};
+use crate::log::clean;
+use crate::policy::Verdict;
+use crate::server::{ClientStream, Shared};
+use crate::target::{self, Target, TargetError};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+pub async fn serve<S: ClientStream>(stream: S, peer: String, shared: Arc<Shared>) {
+    let conn_id = shared.next_id();
+    let io = TokioIo::new(stream);
+    let sh = shared.clone();
+    let svc = hyper::service::service_fn(move |req| {
+        let (sh, peer) = (sh.clone(), peer.clone());
+        async move { Ok::<_, Infallible>(handle::<S>(req, sh, peer, conn_id).await) }
+    });
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(shared.limits.header_timeout)
+        .max_buf_size(shared.limits.max_header_bytes.max(8192))
+        .max_headers(shared.limits.max_headers)
+        .keep_alive(true);
+    let _ = b.serve_connection(io, svc).with_upgrades().await;
+}
+
+fn text(status: u16, error: &str, message: &str) -> Response<Body> {
+    let body = format!("{message}\n");
+    let mut r = Response::new(Full::new(Bytes::from(body)).map_err(|never| match never {}).boxed());
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+    let h = r.headers_mut();
+    h.insert("content-type", HeaderValue::from_static("text/plain"));
+    if let Ok(v) = HeaderValue::from_str(error) {
+        h.insert("x-proxy-error", v);
+    }
+    h.insert("connection", HeaderValue::from_static("close"));
+    r
+}
+
+struct Ctx<'a> {
+    shared: &'a Shared,
+    kind: &'static str,
+    fields: Map<String, Value>,
+    start: Instant,
+}
+
+impl Ctx<'_> {
+    fn done(mut self, allow: bool, status: u16, reason: &'static str) {
+        self.fields.insert("allow".into(), allow.into());
+        self.fields.insert("status".into(), status.into());
+        self.fields.insert("reason".into(), reason.into());
+        self.fields.insert("duration_ms".into(), dial::ms(self.start.elapsed()));
+        let decision = if allow {
+            "allow"
+        } else if status == 403 {
+            "deny"
+        } else {
+            "error"
+        };
+        self.shared.metrics.request(self.kind, decision, reason);
+        self.shared.log.event("decision", self.fields);
+    }
+}
+
+async fn handle<S: ClientStream>(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    peer: String,
+    conn: u64,
+) -> Response<Body> {
+    let kind = if req.method() == Method::CONNECT { "connect" } else { "http" };
+    let mut fields = Map::new();
+    fields.insert("kind".into(), kind.into());
+    fields.insert("conn".into(), conn.into());
+    fields.insert("client".into(), peer.into());
+    fields.insert("method".into(), clean(req.method().as_str()).into());
+    let ctx = Ctx { shared: &shared, kind, fields, start: Instant::now() };
+
+    if !authorized(&shared, req.headers()) {
+        let mut r = text(407, "proxy-auth-required", "proxy authentication required");
+        r.headers_mut().insert("proxy-authenticate", HeaderValue::from_static("Basic realm=\"srt\""));
+        ctx.done(false, 407, "auth");
+        return r;
+    }
+    let parsed = if kind == "connect" {
+        let raw = req.uri().authority().map(|a| a.as_str().to_string()).unwrap_or_else(|| req.uri().to_string());
+        target::parse_authority(&raw, None)
+    } else {
+        target::parse_absolute(req.uri())
+    };
+    let t = match parsed {
+        Ok(t) => t,
+        Err(e) => {
+            let mut ctx = ctx;
+            ctx.fields.insert("error".into(), e.to_string().into());
+            let reason = if e == TargetError::OriginForm { "origin-form" } else { "invalid-target" };
+            ctx.done(false, 400, reason);
+            return text(400, reason, &format!("bad request: {e}"));
+        }
+    };
+    let mut ctx = ctx;
+    ctx.fields.insert("host".into(), t.host.to_string().into());
+    ctx.fields.insert("port".into(), t.port.into());
+    let verdict = shared.policy.load().decide(&t);
+    let rule = match verdict {
+        Verdict::Deny { by, rule, message } => {
+            ctx.fields.insert("matched_rule".into(), rule.into());
+            ctx.done(false, 403, by.header());
+            return text(403, by.header(), &message);
+        }
+        Verdict::Allow { rule } => rule,
+    };
+    ctx.fields.insert("matched_rule".into(), rule.into());
+    if kind == "connect" {
+        connect::<S>(req, t, ctx).await
+    } else {
+        forward(req, t, ctx).await
+    }
+}
+
+fn authorized(shared: &Shared, h: &HeaderMap) -> bool {
+    if shared.token.is_none() {
+        return true;
+    }
+    let Some(v) = h.get("proxy-authorization").and_then(|v| v.to_str().ok()) else { return false };
+    let Some(b64) = v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")) else { return false };
+    let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else { return false };
+    let Some(colon) = raw.iter().position(|&c| c == b':') else { return false };
+    shared.token_ok(&raw[colon + 1..])
+}
+
+fn dial_failed(mut ctx: Ctx<'_>, e: DialError, resolved: Vec<std::net::IpAddr>) -> Response<Body> {
+    let (status, header, msg) = e.response();
+    ctx.fields.insert("resolved".into(), dial::ips(&resolved));
+    ctx.done(false, status, header);
+    text(status, header, &msg)
+}
+
+async fn connect<S: ClientStream>(req: Request<Incoming>, t: Target, mut ctx: Ctx<'_>) -> Response<Body> {
+    let shared = ctx.shared;
+    let Ok(permit) = shared.tunnels.clone().try_acquire_owned() else {
+        shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
+        ctx.done(false, 503, "too-many-tunnels");
+        return text(503, "too-many-tunnels", "too many open tunnels; retry later");
+    };
+    let up = match dial::dial(shared, &t).await {
+        Ok(d) => d,
+        Err((e, resolved)) => return dial_failed(ctx, e, resolved),
+    };
+    ctx.fields.insert("resolved".into(), dial::ips(&up.resolved));
+    ctx.fields.insert("dialed".into(), up.dialed.to_string().into());
+    let (log, metrics, idle) = (shared.log.clone(), shared.metrics.clone(), shared.limits.idle_timeout);
+    let (mut fields, start) = (ctx.fields, ctx.start);
+    tokio::spawn(async move {
+        let _permit = permit;
+        metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
+        let mut upstream = up.stream;
+        let result = match hyper::upgrade::on(req).await {
+            Ok(upgraded) => match upgraded.downcast::<TokioIo<S>>() {
+                Ok(parts) => {
+                    let client = parts.io.into_inner();
+                    // bytes the client sent right after the CONNECT head go first
+                    let early =
+                        if parts.read_buf.is_empty() { Ok(()) } else { upstream.write_all(&parts.read_buf).await };
+                    match early {
+                        Ok(()) => crate::tunnel::relay(&client, &upstream, idle).await.map(|mut m| {
+                            m.up += parts.read_buf.len() as u64;
+                            m
+                        }),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(_) => Err(std::io::Error::other("unexpected connection type")),
+            },
+            Err(e) => Err(std::io::Error::other(e)),
+        };
+        metrics.active_tunnels.fetch_sub(1, Ordering::Relaxed);
+        let moved = result.as_ref().copied().unwrap_or_default();
+        metrics.bytes_up.fetch_add(moved.up, Ordering::Relaxed);
+        metrics.bytes_down.fetch_add(moved.down, Ordering::Relaxed);
+        metrics.request("connect", "allow", "allowed");
+        fields.insert("allow".into(), true.into());
+        fields.insert("status".into(), 200.into());
+        fields.insert("reason".into(), "allowed".into());
+        fields.insert("bytes_up".into(), moved.up.into());
+        fields.insert("bytes_down".into(), moved.down.into());
+        fields.insert("duration_ms".into(), dial::ms(start.elapsed()));
+        if let Err(e) = result {
+            fields.insert("close".into(), clean(&e.to_string()).into());
+        }
+        log.event("decision", fields);
+    });
+    Response::new(Full::new(Bytes::new()).map_err(|never| match never {}).boxed())
+}
+
+/// Hop-by-hop fields (RFC 9110 §7.6.1) plus the proxy's own credentials.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+fn strip_hop_by_hop(h: &mut HeaderMap) {
+    let named: Vec<HeaderName> = h
+        .get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for n in named {
+        h.remove(n);
+    }
+    for n in HOP_BY_HOP {
+        h.remove(n);
+    }
+}
+
+async fn forward(req: Request<Incoming>, t: Target, mut ctx: Ctx<'_>) -> Response<Body> {
+    let shared = ctx.shared;
+    let up = match dial::dial(shared, &t).await {
+        Ok(d) => d,
+        Err((e, resolved)) => return dial_failed(ctx, e, resolved),
+    };
+    ctx.fields.insert("resolved".into(), dial::ips(&up.resolved));
+    ctx.fields.insert("dialed".into(), up.dialed.to_string().into());
+    let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(up.stream)).await {
+        Ok(x) => x,
+        Err(e) => return dial_failed(ctx, DialError::Connect(std::io::Error::other(e)), vec![]),
+    };
+    tokio::spawn(conn);
+    let (mut parts, body) = req.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    let host = if t.port == 80 { t.host.to_string() } else { t.to_string() };
+    if let Ok(v) = HeaderValue::from_str(&host) {
+        parts.headers.insert("host", v);
+    }
+    // the upstream sees origin-form; the query string is forwarded but never logged
+    let pq = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+    ctx.fields.insert("path".into(), clean(parts.uri.path()).into());
+    parts.uri = pq.parse().unwrap_or_default();
+    parts.version = hyper::Version::HTTP_11;
+    match sender.send_request(Request::from_parts(parts, body)).await {
+        Ok(resp) => {
+            let (mut rp, rb) = resp.into_parts();
+            strip_hop_by_hop(&mut rp.headers);
+            let status = rp.status.as_u16();
+            ctx.done(true, status, "allowed");
+            Response::from_parts(rp, rb.boxed())
+        }
+        Err(e) => dial_failed(ctx, DialError::Connect(std::io::Error::other(e)), vec![]),
+    }
+}

@@ -1,0 +1,205 @@
+//! Shared proxy state, the accept loop, and per-connection dispatch: the first byte tells
+//! SOCKS5 (0x05) from HTTP; SOCKS4 (0x04) is refused.
+
+use std::io;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, Interest};
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::log::Log;
+use crate::metrics::Metrics;
+use crate::policy::Policy;
+use crate::resolve::Resolver;
+use crate::tunnel::SpliceStream;
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Whole request head (or SOCKS handshake) must arrive within this.
+    pub header_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    pub max_tunnels: usize,
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(600),
+            max_header_bytes: 64 * 1024,
+            max_headers: 100,
+            max_tunnels: 4096,
+            max_connections: 8192,
+        }
+    }
+}
+
+pub struct Shared {
+    pub policy: ArcSwap<Policy>,
+    /// The per-run secret clients must present (Basic password / SOCKS5 password).
+    pub token: Option<String>,
+    pub resolver: Resolver,
+    pub limits: Limits,
+    pub log: Log,
+    pub metrics: Arc<Metrics>,
+    pub own: Vec<IpAddr>,
+    pub tunnels: Arc<Semaphore>,
+    conns: Arc<Semaphore>,
+    next: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(policy: Policy, token: Option<String>, resolver: Resolver, limits: Limits, log: Log) -> Arc<Shared> {
+        Arc::new(Shared {
+            policy: ArcSwap::from_pointee(policy),
+            token,
+            resolver,
+            tunnels: Arc::new(Semaphore::new(limits.max_tunnels)),
+            conns: Arc::new(Semaphore::new(limits.max_connections)),
+            limits,
+            log,
+            metrics: Arc::new(Metrics::default()),
+            own: crate::addr::own_addresses(),
+            next: AtomicU64::new(1),
+        })
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Constant-time check of a presented secret.
+    pub fn token_ok(&self, presented: &[u8]) -> bool {
+        match &self.token {
+            None => true,
+            Some(t) => {
+                let t = t.as_bytes();
+                let mut diff = (t.len() != presented.len()) as u8;
+                for i in 0..t.len() {
+                    diff |= t[i] ^ presented.get(i).copied().unwrap_or(0);
+                }
+                diff == 0
+            }
+        }
+    }
+}
+
+/// A client connection the proxy can serve: TCP or a Unix socket.
+pub trait ClientStream: AsyncRead + AsyncWrite + SpliceStream + Unpin + Send + Sync + 'static {}
+impl ClientStream for tokio::net::TcpStream {}
+impl ClientStream for tokio::net::UnixStream {}
+
+pub enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    pub fn describe(&self) -> String {
+        match self {
+            Listener::Tcp(l) => l.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            Listener::Unix(l) => l
+                .local_addr()
+                .ok()
+                .and_then(|a| a.as_pathname().map(|p| format!("unix:{}", p.display())))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Accepts forever. Running out of descriptors backs off instead of spinning.
+pub async fn serve(listener: Listener, shared: Arc<Shared>) -> io::Result<()> {
+    loop {
+        let accepted = match &listener {
+            Listener::Tcp(l) => l.accept().await.map(|(s, a)| {
+                let _ = s.set_nodelay(true);
+                (Conn::Tcp(s), a.to_string())
+            }),
+            Listener::Unix(l) => l.accept().await.map(|(s, _)| (Conn::Unix(s), "unix".to_string())),
+        };
+        let (conn, peer) = match accepted {
+            Ok(c) => c,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)
+                ) =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let Ok(permit) = shared.conns.clone().try_acquire_owned() else {
+            shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(async move { conn.reject_busy().await });
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            match conn {
+                Conn::Tcp(s) => handle(s, peer, shared, permit).await,
+                Conn::Unix(s) => handle(s, peer, shared, permit).await,
+            }
+        });
+    }
+}
+
+enum Conn {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+}
+
+impl Conn {
+    async fn reject_busy(self) {
+        const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nX-Proxy-Error: too-many-connections\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
+        let _ = match self {
+            Conn::Tcp(mut s) => s.write_all(BUSY).await,
+            Conn::Unix(mut s) => s.write_all(BUSY).await,
+        };
+    }
+}
+
+async fn handle<S: ClientStream>(stream: S, peer: String, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
+    shared.metrics.active_connections.fetch_add(1, Ordering::Relaxed);
+    let first = tokio::time::timeout(shared.limits.header_timeout, peek(&stream)).await;
+    match first {
+        Ok(Ok(Some(5))) => crate::socks::handle(stream, peer, shared.clone()).await,
+        Ok(Ok(Some(4))) => {
+            // SOCKS4 request rejected or failed
+            let mut s = stream;
+            let _ = s.write_all(&[0, 0x5b, 0, 0, 0, 0, 0, 0]).await;
+        }
+        Ok(Ok(Some(_))) => crate::http::serve(stream, peer, shared.clone()).await,
+        _ => {}
+    }
+    shared.metrics.active_connections.fetch_sub(1, Ordering::Relaxed);
+    drop(permit);
+}
+
+async fn peek<S: ClientStream>(s: &S) -> io::Result<Option<u8>> {
+    let fd = s.as_raw_fd();
+    let mut b = 0u8;
+    let n = s
+        .io(Interest::READABLE, || {
+            // SAFETY: a one-byte peek into a local.
+            let n = unsafe { libc::recv(fd, (&mut b as *mut u8).cast(), 1, libc::MSG_PEEK) };
+            if n < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(n)
+            }
+        })
+        .await?;
+    Ok((n == 1).then_some(b))
+}
