@@ -46,6 +46,17 @@ impl DialError {
     }
 }
 
+/// How upstream connections are made (replaceable to record or refuse them in tests).
+pub type Dialer = std::sync::Arc<
+    dyn Fn(SocketAddr) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<TcpStream>> + Send>>
+        + Send
+        + Sync,
+>;
+
+pub fn system_dialer() -> Dialer {
+    std::sync::Arc::new(|sa| Box::pin(TcpStream::connect(sa)))
+}
+
 pub struct Dialed {
     pub stream: TcpStream,
     pub resolved: Vec<IpAddr>,
@@ -60,7 +71,7 @@ pub async fn dial(shared: &Shared, t: &Target) -> Result<Dialed, (DialError, Vec
     let mut last = DialError::Timeout;
     for ip in vetted {
         let sa = SocketAddr::new(ip, t.port);
-        match tokio::time::timeout(shared.limits.connect_timeout, TcpStream::connect(sa)).await {
+        match tokio::time::timeout(shared.limits.connect_timeout, (shared.dialer)(sa)).await {
             Ok(Ok(stream)) => {
                 let _ = stream.set_nodelay(true);
                 return Ok(Dialed { stream, resolved: addrs, dialed: sa });

@@ -7,11 +7,22 @@ use std::time::Duration;
 
 use settings_schema::CanonicalHost;
 
-#[derive(Debug, Clone, Default)]
+/// A replacement for the system resolver (tests, embedders): name -> addresses.
+/// Its answers are *not* trusted: they are vetted like DNS answers.
+pub type Lookup = std::sync::Arc<dyn Fn(&str) -> Vec<IpAddr> + Send + Sync>;
+
+#[derive(Clone, Default)]
 pub struct Resolver {
     /// (host, port or 0 for any) -> addresses
     overrides: HashMap<(String, u16), Vec<IpAddr>>,
     pub timeout: Duration,
+    pub lookup: Option<Lookup>,
+}
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolver").field("overrides", &self.overrides).field("timeout", &self.timeout).finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -24,7 +35,7 @@ pub enum ResolveError {
 
 impl Resolver {
     pub fn new(timeout: Duration) -> Self {
-        Resolver { overrides: HashMap::new(), timeout }
+        Resolver { overrides: HashMap::new(), timeout, lookup: None }
     }
 
     /// Parses `HOST:PORT:ADDR[,ADDR...]`; PORT may be `*`.
@@ -56,6 +67,10 @@ impl Resolver {
             if let Some(a) = self.overrides.get(&key) {
                 return Ok((a.clone(), true));
             }
+        }
+        if let Some(f) = &self.lookup {
+            let v = f(name);
+            return if v.is_empty() { Err(ResolveError::Failed) } else { Ok((v, false)) };
         }
         let lookup = tokio::net::lookup_host((name.as_str(), port));
         match tokio::time::timeout(self.timeout, lookup).await {

@@ -54,24 +54,31 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     pub own: Vec<IpAddr>,
     pub tunnels: Arc<Semaphore>,
+    pub dialer: crate::dial::Dialer,
     conns: Arc<Semaphore>,
     next: AtomicU64,
 }
 
 impl Shared {
     pub fn new(policy: Policy, token: Option<String>, resolver: Resolver, limits: Limits, log: Log) -> Arc<Shared> {
-        Arc::new(Shared {
+        Arc::new(Self::build(policy, token, resolver, limits, log))
+    }
+
+    /// Like `new`, for callers that replace parts (the dialer) before sharing it.
+    pub fn build(policy: Policy, token: Option<String>, resolver: Resolver, limits: Limits, log: Log) -> Shared {
+        Shared {
             policy: ArcSwap::from_pointee(policy),
             token,
             resolver,
             tunnels: Arc::new(Semaphore::new(limits.max_tunnels)),
             conns: Arc::new(Semaphore::new(limits.max_connections)),
+            dialer: crate::dial::system_dialer(),
             limits,
             log,
             metrics: Arc::new(Metrics::default()),
             own: crate::addr::own_addresses(),
             next: AtomicU64::new(1),
-        })
+        }
     }
 
     pub fn next_id(&self) -> u64 {

@@ -1,0 +1,299 @@
+//! Test fixtures: the real `srt-proxy` binary, a plain-HTTP origin and a TLS origin, all
+//! on loopback.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+pub const TOKEN: &str = "t0ken-for-tests";
+
+pub fn tempdir(tag: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let p = std::env::temp_dir().join(format!("srt-proxy-test-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+pub fn settings(allow: &[&str], deny: &[&str]) -> String {
+    serde_json::json!({
+        "network": {"allowedDomains": allow, "deniedDomains": deny},
+        "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}
+    })
+    .to_string()
+}
+
+/// The proxy binary, its log lines, killed on drop.
+pub struct Proxy {
+    child: Child,
+    pub addr: SocketAddr,
+    pub log: Arc<Mutex<Vec<String>>>,
+    pub settings: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Proxy {
+    pub fn start(settings_text: &str, extra: &[&str]) -> Proxy {
+        Self::start_with(settings_text, extra, |_| {})
+    }
+
+    pub fn start_with(settings_text: &str, extra: &[&str], tweak: impl FnOnce(&mut Command)) -> Proxy {
+        let dir = tempdir("proxy");
+        let settings = dir.join("srt-settings.json");
+        std::fs::write(&settings, settings_text).unwrap();
+        Self::spawn(dir, settings, extra, tweak)
+    }
+
+    /// Runs on an existing settings path (a symlinked ConfigMap layout, say).
+    pub fn start_file(settings: &Path, extra: &[&str]) -> Proxy {
+        Self::spawn(tempdir("proxy"), settings.to_path_buf(), extra, |_| {})
+    }
+
+    fn spawn(dir: PathBuf, settings: PathBuf, extra: &[&str], tweak: impl FnOnce(&mut Command)) -> Proxy {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_srt-proxy"));
+        c.arg("--settings").arg(&settings).args(["--listen", "127.0.0.1:0"]).args(extra);
+        c.env("SRT_PROXY_TOKEN", TOKEN).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        tweak(&mut c);
+        let mut child = c.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let l2 = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("\"event\":\"listening\"") {
+                    let _ = tx.send(line.clone());
+                }
+                l2.lock().unwrap().push(line);
+            }
+        });
+        let line = rx.recv_timeout(Duration::from_secs(10)).expect("proxy did not start");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let addr = v["addr"].as_str().unwrap().parse().unwrap();
+        Proxy { child, addr, log, settings, dir }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://srt:{TOKEN}@{}", self.addr)
+    }
+
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits until a log line contains all of `needles`.
+    pub fn wait_log(&self, needles: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.log.lock().unwrap().iter().find(|l| needles.iter().all(|n| l.contains(n))) {
+                return l.clone();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no log line with {needles:?}: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A plain HTTP/1.1 origin on loopback. Routes: `/small`, `/headers` (echoes the request
+/// head), `/bytes/N` (N deterministic bytes), `PUT /sha256` (hex digest of the body).
+pub struct Origin {
+    pub port: u16,
+    pub heads: Arc<Mutex<Vec<String>>>,
+}
+
+pub fn pattern(n: usize) -> impl Iterator<Item = u8> {
+    (0..n).map(|i| (i % 251) as u8)
+}
+
+impl Origin {
+    pub fn start() -> Origin {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let h2 = heads.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                let h = h2.clone();
+                std::thread::spawn(move || serve_origin(s, h));
+            }
+        });
+        Origin { port, heads }
+    }
+}
+
+fn serve_origin(mut s: TcpStream, heads: Arc<Mutex<Vec<String>>>) {
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        head.push_str(&line);
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+    }
+    heads.lock().unwrap().push(head.clone());
+    let first = head.lines().next().unwrap_or("").to_string();
+    let target = first.split_whitespace().nth(1).unwrap_or("/");
+    let path = target.split('?').next().unwrap_or("/").to_string();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+        .unwrap_or(0);
+    let reply = |s: &mut TcpStream, body: &[u8]| {
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\nKeep-Alive: timeout=5\r\n\r\n",
+            body.len()
+        );
+        let _ = s.write_all(body);
+    };
+    if path == "/sha256" {
+        let mut h = Sha256::new();
+        let mut left = len;
+        let mut buf = vec![0u8; 1 << 16];
+        while left > 0 {
+            let n = r.read(&mut buf[..left.min(1 << 16)]).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            left -= n;
+        }
+        reply(&mut s, hex(&h.finalize()).as_bytes());
+    } else if let Some(n) = path.strip_prefix("/bytes/") {
+        let n: usize = n.parse().unwrap_or(0);
+        let _ = write!(s, "HTTP/1.1 200 OK\r\nContent-Length: {n}\r\nConnection: close\r\n\r\n");
+        let chunk: Vec<u8> = pattern(251 * 1024).collect();
+        let mut sent = 0;
+        while sent < n {
+            let k = (n - sent).min(chunk.len());
+            if s.write_all(&chunk[..k]).is_err() {
+                return;
+            }
+            sent += k;
+        }
+    } else if path == "/headers" {
+        reply(&mut s, head.as_bytes());
+    } else {
+        reply(&mut s, b"origin-ok\n");
+    }
+}
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A TLS origin for `names`, signed by a fresh CA written to `<dir>/ca.pem`.
+pub struct TlsOrigin {
+    pub port: u16,
+    pub ca: PathBuf,
+}
+
+impl TlsOrigin {
+    pub fn start(dir: &Path, names: &[&str]) -> TlsOrigin {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "srt test CA");
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf_params =
+            rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+        let ca = dir.join("ca.pem");
+        std::fs::write(&ca, ca_cert.pem()).unwrap();
+        let certs = vec![leaf.der().clone()];
+        let key = rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        l.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async move {
+                let l = tokio::net::TcpListener::from_std(l).unwrap();
+                loop {
+                    let Ok((s, _)) = l.accept().await else { continue };
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                        let Ok(mut tls) = acceptor.accept(s).await else { return };
+                        let mut buf = vec![0u8; 8192];
+                        let _ = tls.read(&mut buf).await;
+                        let body = b"tls-origin-ok\n";
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                        let _ = tls.write_all(head.as_bytes()).await;
+                        let _ = tls.write_all(body).await;
+                        let _ = tls.shutdown().await;
+                    });
+                }
+            });
+        });
+        TlsOrigin { port, ca }
+    }
+}
+
+pub struct Curl {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn curl(args: &[&str]) -> Curl {
+    let o = Command::new("curl").args(["-sS", "--max-time", "20"]).args(args).output().expect("curl is installed");
+    Curl {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    }
+}
+
+/// Sends raw bytes, returns everything the proxy answered before closing (or 3 s).
+pub fn raw(addr: SocketAddr, bytes: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let _ = s.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into()
+}
+
+pub fn basic() -> String {
+    use base64::Engine;
+    format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64::engine::general_purpose::STANDARD.encode(format!("srt:{TOKEN}"))
+    )
+}
