@@ -50,7 +50,7 @@ pub fn watch_control_fd(fd: i32, shared: Arc<Shared>) -> std::io::Result<()> {
     let file = unsafe { std::fs::File::from_raw_fd(fd) };
     // a zero-length read tells a closed or bogus descriptor from a usable one now
     use std::io::Read;
-    (&file).read(&mut [])?;
+    let _zero: usize = (&file).read(&mut [])?;
     std::thread::Builder::new().name("control-fd".into()).spawn(move || {
         for line in std::io::BufReader::new(file).lines() {
             let Ok(line) = line else { break };

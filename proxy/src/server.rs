@@ -92,8 +92,8 @@ impl Shared {
             Some(t) => {
                 let t = t.as_bytes();
                 let mut diff = (t.len() != presented.len()) as u8;
-                for i in 0..t.len() {
-                    diff |= t[i] ^ presented.get(i).copied().unwrap_or(0);
+                for (i, b) in t.iter().enumerate() {
+                    diff |= b ^ presented.get(i).copied().unwrap_or(0);
                 }
                 diff == 0
             }
