@@ -39,12 +39,15 @@ impl SpliceStream for tokio::net::UnixStream {
 }
 
 const CHUNK: usize = 1 << 20;
-const PIPE_SIZE: libc::c_int = 256 * 1024;
+const PIPE_SIZE: libc::c_int = 1024 * 1024;
 
 struct Pipe {
     r: OwnedFd,
     w: OwnedFd,
 }
+
+/// The default pipe capacity; a splice that fills it marks a bulk transfer.
+const DEFAULT_PIPE: usize = 64 * 1024;
 
 fn pipe() -> io::Result<Pipe> {
     let mut fds = [0; 2];
@@ -53,12 +56,14 @@ fn pipe() -> io::Result<Pipe> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fresh descriptors owned by nobody else.
-    let p = unsafe { Pipe { r: OwnedFd::from_raw_fd(fds[0]), w: OwnedFd::from_raw_fd(fds[1]) } };
-    // Larger pipes mean fewer syscalls per byte; the per-user pipe budget may refuse it,
-    // in which case the default size still works.
+    Ok(unsafe { Pipe { r: OwnedFd::from_raw_fd(fds[0]), w: OwnedFd::from_raw_fd(fds[1]) } })
+}
+
+/// Larger pipes mean fewer syscalls per byte for bulk transfers; the per-user pipe
+/// budget may refuse it, in which case the default size still works.
+fn grow(p: &Pipe) {
     // SAFETY: fcntl on a descriptor we own.
     unsafe { libc::fcntl(p.w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) };
-    Ok(p)
 }
 
 fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
@@ -91,9 +96,8 @@ pub struct Moved {
 pub async fn relay<A: SpliceStream, B: SpliceStream>(client: &A, upstream: &B, idle: Duration) -> io::Result<Moved> {
     let start = Instant::now();
     let last = AtomicU64::new(0);
-    let (p1, p2) = (pipe()?, pipe()?);
-    let up = pump(client, upstream, &p1, &last, start, idle);
-    let down = pump(upstream, client, &p2, &last, start, idle);
+    let up = pump(client, upstream, &last, start, idle);
+    let down = pump(upstream, client, &last, start, idle);
     let (u, d) = tokio::join!(up, down);
     let moved = Moved { up: u.as_ref().copied().unwrap_or(0), down: d.as_ref().copied().unwrap_or(0) };
     match (u, d) {
@@ -109,13 +113,20 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(client: &A, upstream: &B, i
 async fn pump<S: SpliceStream, D: SpliceStream>(
     src: &S,
     dst: &D,
-    pipe: &Pipe,
     last: &AtomicU64,
     start: Instant,
     idle: Duration,
 ) -> io::Result<u64> {
     let mut total = 0u64;
+    // made on first data: idle tunnels and one-way exchanges hold no pipe
+    let mut pipe: Option<Pipe> = None;
+    let mut grown = false;
     loop {
+        with_idle(src.io(Interest::READABLE, || Ok(())), last, start, idle).await?;
+        let pipe = match &pipe {
+            Some(p) => p,
+            None => pipe.insert(crate::tunnel::pipe()?),
+        };
         let n = match with_idle(
             src.io(Interest::READABLE, || splice(src.as_raw_fd(), pipe.w.as_raw_fd(), CHUNK)),
             last,
@@ -134,6 +145,10 @@ async fn pump<S: SpliceStream, D: SpliceStream>(
             // EOF one way: pass the half-close on and let the other direction finish
             shutdown_write(dst);
             return Ok(total);
+        }
+        if !grown && n >= DEFAULT_PIPE {
+            grow(pipe);
+            grown = true;
         }
         let mut left = n;
         while left > 0 {

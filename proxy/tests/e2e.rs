@@ -77,6 +77,7 @@ fn plain_http_rewrites_host_strips_hop_by_hop_and_denies_with_403() {
     let lower = d.stdout.to_ascii_lowercase();
     assert!(lower.contains("x-proxy-error: blocked-by-allowlist") && lower.contains("content-type: text/plain"));
     assert!(lower.contains("connection: close") && d.stdout.ends_with("host is not on the allow list\n"));
+    assert!(lower.contains("content-length: 30\r\n"), "{}", d.stdout);
 }
 
 #[test]
@@ -456,4 +457,88 @@ fn metrics_are_served_when_asked_for() {
     );
     assert!(r.stdout.contains("decision=\"deny\",reason=\"blocked-by-allowlist\"} 1"), "{}", r.stdout);
     assert!(r.stdout.contains("proxy_active_tunnels 0"));
+}
+
+/// An origin that reads until the client half-closes, then answers with the byte count.
+fn counting_origin() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut all = Vec::new();
+                let _ = s.read_to_end(&mut all);
+                let _ = s.write_all(format!("got {} bytes", all.len()).as_bytes());
+            });
+        }
+    });
+    port
+}
+
+fn tunnel(p: &Proxy, port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(p.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n{}\r\n", basic()).as_bytes()).unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    s
+}
+
+#[test]
+fn half_close_propagates_and_aborts_and_idle_tunnels_are_survived() {
+    let port = counting_origin();
+    let mut p = Proxy::start(&settings(&["127.0.0.1"], &[]), &["--idle-timeout", "1"]);
+    // half-close: the origin only answers after it saw our EOF through the tunnel
+    let mut s = tunnel(&p, port);
+    s.write_all(&[7u8; 100_000]).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert_eq!(answer, "got 100000 bytes");
+    // client aborts mid-stream, with RST, in a burst: the proxy keeps serving
+    let o = Origin::start();
+    for _ in 0..15 {
+        let mut s = tunnel(&p, o.port);
+        s.write_all(format!("GET /bytes/{} HTTP/1.1\r\nHost: x\r\n\r\n", 50 << 20).as_bytes()).unwrap();
+        let mut buf = [0u8; 1000];
+        s.read_exact(&mut buf).unwrap();
+        let sock = socket2_linger_zero(&s);
+        drop(s);
+        let _ = sock;
+    }
+    assert!(p.alive());
+    let ok = curl(&["-x", &p.url(), &format!("http://127.0.0.1:{}/small", o.port)]);
+    assert_eq!(ok.stdout, "origin-ok\n");
+    // an idle tunnel is closed after --idle-timeout
+    let mut idle = tunnel(&p, port);
+    let start = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = idle.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "the idle tunnel was closed");
+    assert!(
+        start.elapsed() >= Duration::from_millis(900) && start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Makes the next close send RST instead of FIN (SO_LINGER with a zero timeout).
+fn socket2_linger_zero(s: &TcpStream) -> i32 {
+    use std::os::fd::AsRawFd;
+    let l = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: setsockopt on a socket we own, with a local struct.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as u32,
+        )
+    }
 }
