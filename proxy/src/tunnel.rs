@@ -46,9 +46,6 @@ struct Pipe {
     w: OwnedFd,
 }
 
-/// The default pipe capacity; a splice that fills it marks a bulk transfer.
-const DEFAULT_PIPE: usize = 64 * 1024;
-
 fn pipe() -> io::Result<Pipe> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two fresh descriptors into `fds`.
@@ -110,6 +107,9 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(client: &A, upstream: &B, i
     }
 }
 
+/// Small exchanges are copied through a short-lived buffer (no pipes for a request and
+/// its answer); once a read fills that buffer the direction is a bulk transfer and
+/// switches to splice through a pipe grown for it.
 async fn pump<S: SpliceStream, D: SpliceStream>(
     src: &S,
     dst: &D,
@@ -118,25 +118,16 @@ async fn pump<S: SpliceStream, D: SpliceStream>(
     idle: Duration,
 ) -> io::Result<u64> {
     let mut total = 0u64;
-    // made on first data: idle tunnels and one-way exchanges hold no pipe
     let mut pipe: Option<Pipe> = None;
-    let mut grown = false;
     loop {
-        with_idle(src.io(Interest::READABLE, || Ok(())), last, start, idle).await?;
-        let pipe = match &pipe {
-            Some(p) => p,
-            None => pipe.insert(crate::tunnel::pipe()?),
+        let r = match &pipe {
+            None => copy_once(src, dst, last, start, idle).await,
+            Some(p) => splice_once(src, dst, p, last, start, idle).await,
         };
-        let n = match with_idle(
-            src.io(Interest::READABLE, || splice(src.as_raw_fd(), pipe.w.as_raw_fd(), CHUNK)),
-            last,
-            start,
-            idle,
-        )
-        .await
-        {
+        let n = match r {
             Ok(n) => n,
             Err(e) => {
+                // a reset or timeout one way: end the other way too, or it waits for ever
                 shutdown_write(dst);
                 return Err(e);
             }
@@ -146,24 +137,79 @@ async fn pump<S: SpliceStream, D: SpliceStream>(
             shutdown_write(dst);
             return Ok(total);
         }
-        if !grown && n >= DEFAULT_PIPE {
-            grow(pipe);
-            grown = true;
-        }
-        let mut left = n;
-        while left > 0 {
-            let m = with_idle(
-                dst.io(Interest::WRITABLE, || splice(pipe.r.as_raw_fd(), dst.as_raw_fd(), left)),
-                last,
-                start,
-                idle,
-            )
-            .await?;
-            left -= m;
-            total += m as u64;
-        }
+        total += n as u64;
         last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        if pipe.is_none() && n == COPY_BUF {
+            let p = crate::tunnel::pipe()?;
+            grow(&p);
+            pipe = Some(p);
+        }
     }
+}
+
+const COPY_BUF: usize = 16 * 1024;
+
+fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: read into a live buffer of the given length.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+fn write_fd(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: send from a live buffer; MSG_NOSIGNAL so a closed peer is an error, not SIGPIPE.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+async fn copy_once<S: SpliceStream, D: SpliceStream>(
+    src: &S,
+    dst: &D,
+    last: &AtomicU64,
+    start: Instant,
+    idle: Duration,
+) -> io::Result<usize> {
+    // wait before allocating, so an idle tunnel holds no buffer
+    with_idle(src.io(Interest::READABLE, || Ok(())), last, start, idle).await?;
+    let mut buf = vec![0u8; COPY_BUF];
+    let n = with_idle(src.io(Interest::READABLE, || read_fd(src.as_raw_fd(), &mut buf)), last, start, idle).await?;
+    let mut off = 0;
+    while off < n {
+        off += with_idle(dst.io(Interest::WRITABLE, || write_fd(dst.as_raw_fd(), &buf[off..n])), last, start, idle)
+            .await?;
+    }
+    Ok(n)
+}
+
+async fn splice_once<S: SpliceStream, D: SpliceStream>(
+    src: &S,
+    dst: &D,
+    pipe: &Pipe,
+    last: &AtomicU64,
+    start: Instant,
+    idle: Duration,
+) -> io::Result<usize> {
+    let n =
+        with_idle(src.io(Interest::READABLE, || splice(src.as_raw_fd(), pipe.w.as_raw_fd(), CHUNK)), last, start, idle)
+            .await?;
+    let mut left = n;
+    while left > 0 {
+        left -= with_idle(
+            dst.io(Interest::WRITABLE, || splice(pipe.r.as_raw_fd(), dst.as_raw_fd(), left)),
+            last,
+            start,
+            idle,
+        )
+        .await?;
+    }
+    Ok(n)
 }
 
 /// Waits for `fut`, giving up only when neither direction has moved a byte for `idle`.
