@@ -32,7 +32,7 @@ struct Cli {
     /// The result is trusted as written (not subject to the loopback/private checks).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     resolve: Vec<String>,
-    /// Serve Prometheus metrics at http://ADDR/metrics (loopback).
+    /// Serve Prometheus metrics at http://ADDR/metrics (a loopback address).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
     /// Read policy updates from this inherited descriptor: one complete settings JSON per line.
@@ -118,6 +118,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 shared.clone(),
                 Duration::from_millis(500),
             ));
+        }
+        if let Some(addr) = cli.metrics.filter(|a| !a.ip().is_loopback()) {
+            return Err(format!("--metrics {addr}: metrics are only served on a loopback address"));
         }
         if let Some(addr) = cli.metrics {
             let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("--metrics {addr}: {e}"))?;
