@@ -110,5 +110,5 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         (None, false) => vec![launch::quote_words(&cli.command)],
         (None, true) => return Err(LaunchError::NoCommand),
     };
-    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker })
+    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker, debug: cli.debug })
 }

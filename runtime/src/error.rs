@@ -28,6 +28,8 @@ pub enum LaunchError {
     NoShell,
     #[error("sandbox setup failed in the child at {stage}: {errno}")]
     Child { stage: &'static str, errno: nix::errno::Errno },
+    #[error("the network proxy: {0}")]
+    Proxy(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]

@@ -105,6 +105,12 @@ fn describe(r: &seccomp::Rule) -> String {
         Rule::AnyBitUnless { arg, unless, mask, then } => {
             format!("allow if arg{arg} & {unless:#x}, else {} if arg{arg} & {mask:#x}, else allow", a(then))
         }
+        Rule::TcpOnly { unix } => {
+            format!(
+                "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}, else EPERM",
+                if *unix { " (and AF_UNIX)" } else { "" }
+            )
+        }
         Rule::OneOf { arg, values, then, otherwise } => {
             format!("{} if arg{arg} in {values:?}, else {}", a(then), a(otherwise))
         }

@@ -24,6 +24,7 @@ pub struct Options {
     pub settings: Settings,
     pub argv: Vec<OsString>,
     pub allow_weaker: bool,
+    pub debug: bool,
 }
 
 /// Everything decided before the fork; also what `srt explain` reports.
@@ -47,6 +48,7 @@ pub fn prepare(settings: &Settings, tmpdir: &Path) -> Result<Prepared, LaunchErr
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
+        mediate_connect: true,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
     };
     Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi: landlock::kernel_abi(), tmpdir: tmpdir.to_path_buf() })
@@ -108,8 +110,9 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let ruleset =
         if prepared.kernel_abi > 0 { Some(landlock::build(&prepared.plan, prepared.fs_enabled)?) } else { None };
     let (program, argv) = shell_argv(&opts.argv)?;
-    let envp = environment(&tmp.0);
-    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native());
+    let net = crate::net::Net::prepare(&opts.settings)?;
+    let envp = environment(&tmp.0, &net.env());
+    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), Some(net.route()));
 
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
@@ -126,6 +129,7 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
         unsafe { libc::kill(pid, libc::SIGKILL) };
         return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
     }
+    net.start(opts.debug)?;
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
@@ -365,10 +369,13 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// The host environment (as srt), with the sandbox marker and the private TMPDIR.
-fn environment(tmpdir: &Path) -> Vec<CString> {
-    let mut env: Vec<(OsString, OsString)> =
-        std::env::vars_os().filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME").collect();
+/// The host environment (as srt), with the sandbox marker, the private TMPDIR and the
+/// proxy variables (which replace any the host had).
+fn environment(tmpdir: &Path, proxy: &[(String, String)]) -> Vec<CString> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME" && !proxy.iter().any(|(p, _)| k == p.as_str()))
+        .collect();
+    env.extend(proxy.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
     env.push(("SANDBOX_RUNTIME".into(), "1".into()));
     env.push(("TMPDIR".into(), tmpdir.as_os_str().to_owned()));
     env.into_iter()
@@ -415,7 +422,7 @@ mod tests {
             policy: FsPolicy::default(),
             plan: Plan::default(),
             fs_enabled: fs,
-            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false },
+            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false, mediate_connect: false },
             kernel_abi: abi,
             tmpdir: PathBuf::new(),
         }

@@ -12,6 +12,7 @@ const BPF_JEQ_K: u16 = 0x15;
 const BPF_JGE_K: u16 = 0x35;
 const BPF_JSET_K: u16 = 0x45;
 const BPF_RET_K: u16 = 0x06;
+const BPF_ALU_AND_K: u16 = 0x54;
 
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
@@ -79,6 +80,11 @@ pub enum Rule {
         mask: u32,
         then: Action,
     },
+    /// socket(): TCP only. Family AF_INET/AF_INET6 with type SOCK_STREAM (flags masked)
+    /// and protocol 0 or IPPROTO_TCP is allowed; AF_UNIX too when `unix`; all else EPERM.
+    TcpOnly {
+        unix: bool,
+    },
     /// `then` when argument `arg` equals one of `values`, else `otherwise`.
     OneOf {
         arg: u32,
@@ -93,6 +99,8 @@ pub enum Rule {
 pub struct FilterOptions {
     /// Route file-creating and write-opening syscalls to the supervisor.
     pub mediate_fs: bool,
+    /// TCP through the supervisor: TCP sockets allowed, every connect() mediated.
+    pub mediate_connect: bool,
     /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
     pub allow_unix_sockets: bool,
 }
@@ -121,12 +129,25 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         let values = vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
         out.push(("ioctl", nr, Rule::OneOf { arg: 1, values, then: eperm, otherwise: Action::Allow }));
     }
-    let mut families = Vec::new();
-    if opts.allow_unix_sockets {
-        families.push(libc::AF_UNIX as u32);
-    }
     if let Some(nr) = arch.nr("socket") {
-        out.push(("socket", nr, Rule::OneOf { arg: 0, values: families, then: Action::Allow, otherwise: eperm }));
+        if opts.mediate_connect {
+            out.push(("socket", nr, Rule::TcpOnly { unix: opts.allow_unix_sockets }));
+        } else {
+            let values = if opts.allow_unix_sockets { vec![libc::AF_UNIX as u32] } else { vec![] };
+            out.push(("socket", nr, Rule::OneOf { arg: 0, values, then: Action::Allow, otherwise: eperm }));
+        }
+    }
+    if opts.mediate_connect {
+        if let Some(nr) = arch.nr("connect") {
+            out.push(("connect", nr, Rule::Always(Action::Notify)));
+        }
+        // TCP Fast Open connects from sendto/sendmsg without a connect() to mediate
+        let fastopen = libc::MSG_FASTOPEN as u32;
+        for (name, arg) in [("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)] {
+            if let Some(nr) = arch.nr(name) {
+                out.push((name, nr, Rule::AnyBit { arg, mask: fastopen, then: eperm, otherwise: Action::Allow }));
+            }
+        }
     }
     if let Some(nr) = arch.nr("socketpair") {
         let values = vec![libc::AF_UNIX as u32];
@@ -269,6 +290,33 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, RET_ALLOW),
         ],
+        Rule::TcpOnly { unix } => {
+            let eperm = Action::Errno(libc::EPERM).ret();
+            // 0: ld family; 1: jeq INET ->4; 2: jeq INET6 ->4; 3: unix? allow : eperm
+            // 4: ld type; 5: and 0xf; 6: jeq STREAM ? 7 : eperm; 7: ld proto; 8: jeq 0 -> allow;
+            // 9: jeq TCP -> allow; 10: ret eperm; 11: ret allow
+            let mut b = vec![
+                stmt(BPF_LD_W_ABS, arg_lo(0)),
+                jump(BPF_JEQ_K, libc::AF_INET as u32, 2, 0),
+                jump(BPF_JEQ_K, libc::AF_INET6 as u32, 1, 0),
+            ];
+            b.push(if *unix {
+                jump(BPF_JEQ_K, libc::AF_UNIX as u32, 7, 6) // -> allow : eperm
+            } else {
+                stmt(BPF_RET_K, eperm)
+            });
+            b.extend([
+                stmt(BPF_LD_W_ABS, arg_lo(1)),
+                stmt(BPF_ALU_AND_K, 0xf),
+                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 0, 3),
+                stmt(BPF_LD_W_ABS, arg_lo(2)),
+                jump(BPF_JEQ_K, 0, 2, 0),
+                jump(BPF_JEQ_K, libc::IPPROTO_TCP as u32, 1, 0),
+                stmt(BPF_RET_K, eperm),
+                stmt(BPF_RET_K, RET_ALLOW),
+            ]);
+            b
+        }
         Rule::OneOf { arg, values, then, otherwise } => {
             let n = values.len();
             let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];

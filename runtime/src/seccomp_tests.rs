@@ -1,7 +1,7 @@
 use super::*;
 
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
-    FilterOptions { mediate_fs, allow_unix_sockets }
+    FilterOptions { mediate_fs, allow_unix_sockets, mediate_connect: false }
 }
 
 /// A tiny BPF interpreter for the instructions `assemble` emits, so the program's
@@ -23,6 +23,7 @@ fn run(prog: &[SockFilter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
                 acc = u32::from_le_bytes(data[k..k + 4].try_into().unwrap());
             }
             BPF_RET_K => return ins.k,
+            BPF_ALU_AND_K => acc &= ins.k,
             BPF_JA => pc += ins.k as usize,
             BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => {
                 let hit = match ins.code {
@@ -56,6 +57,7 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
             Rule::Always(a) => a.ret(),
             Rule::AnyBit { otherwise, .. } => otherwise.ret(),
             Rule::AnyBitUnless { .. } => RET_ALLOW,
+            Rule::TcpOnly { .. } => RET_ERRNO | libc::EPERM as u32,
             Rule::OneOf { values, then, otherwise, .. } => {
                 if values.contains(&0) {
                     then.ret()
@@ -131,4 +133,29 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
     assert_eq!(decide(o, "unlinkat", [0; 6]), RET_USER_NOTIF);
     assert_eq!(decide(opts(false, false), "openat", [0, 0, libc::O_WRONLY as u64, 0, 0, 0]), RET_ALLOW);
     assert_eq!(decide(o, "read", [0; 6]), RET_ALLOW);
+}
+
+#[test]
+fn tcp_only_sockets_and_mediated_connect() {
+    let o = FilterOptions { mediate_fs: true, allow_unix_sockets: false, mediate_connect: true };
+    let sock = |f: i32, t: i32, p: i32| decide(o, "socket", [f as u64, t as u64, p as u64, 0, 0, 0]);
+    assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, 0), RET_ALLOW);
+    assert_eq!(
+        sock(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, libc::IPPROTO_TCP),
+        RET_ALLOW
+    );
+    assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM, 0), EPERM, "UDP");
+    assert_eq!(sock(libc::AF_INET, libc::SOCK_RAW, 1), EPERM, "raw");
+    assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, 132), EPERM, "SCTP over a stream socket");
+    assert_eq!(sock(libc::AF_INET, libc::SOCK_SEQPACKET, 0), EPERM);
+    assert_eq!(sock(libc::AF_UNIX, libc::SOCK_STREAM, 0), EPERM);
+    assert_eq!(sock(libc::AF_NETLINK, libc::SOCK_RAW, 0), EPERM);
+    assert_eq!(sock(libc::AF_PACKET, libc::SOCK_RAW, 0), EPERM);
+    let with_unix = FilterOptions { allow_unix_sockets: true, ..o };
+    assert_eq!(decide(with_unix, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(with_unix, "socket", [libc::AF_INET as u64, 2, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(o, "connect", [3, 0, 16, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(o, "sendto", [3, 0, 1, libc::MSG_FASTOPEN as u64, 0, 0]), EPERM);
+    assert_eq!(decide(o, "sendto", [3, 0, 1, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "sendmsg", [3, 0, libc::MSG_FASTOPEN as u64, 0, 0, 0]), EPERM);
 }

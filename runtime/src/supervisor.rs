@@ -42,6 +42,8 @@ pub struct Supervisor {
     /// Files that got extra names from us, every one of them in a writable place.
     linked: RefCell<HashSet<(u64, u64)>>,
     arch: Arch,
+    /// Where connects may go (the embedded proxy); `None`: nowhere.
+    route: Option<crate::net::Route>,
 }
 
 struct Target {
@@ -53,7 +55,7 @@ struct Target {
 const AT_FDCWD: i32 = libc::AT_FDCWD;
 
 impl Supervisor {
-    pub fn new(policy: FsPolicy, arch: Arch) -> Self {
+    pub fn new(policy: FsPolicy, arch: Arch, route: Option<crate::net::Route>) -> Self {
         let protected = policy
             .deny_write
             .iter()
@@ -64,7 +66,7 @@ impl Supervisor {
                 (m.dev(), m.ino())
             })
             .collect();
-        Supervisor { policy, protected, linked: RefCell::default(), arch }
+        Supervisor { policy, protected, linked: RefCell::default(), arch, route }
     }
 
     /// Answers one pending notification on `listener`.
@@ -115,6 +117,7 @@ impl Supervisor {
             "unlinkat" => self.unlink(listener, req, fd(a[0]), a[1], a[2] as i32),
             "rmdir" => self.unlink(listener, req, AT_FDCWD, a[0], libc::AT_REMOVEDIR),
             "truncate" => self.truncate(listener, req, a[0], a[1] as i64),
+            "connect" => self.connect(listener, req, fd(a[0]), a[1], a[2]),
             other => self.metadata(listener, req, other),
         };
         match r {
@@ -315,6 +318,32 @@ impl Supervisor {
         // SAFETY: plain syscall on a descriptor we own.
         let r = unsafe { libc::ftruncate(file.as_raw_fd(), len) };
         Ok(result(r as i64))
+    }
+
+    /// Routes a connect: to the proxy (performed here on the command's own socket, at an
+    /// address we hold, so changing the sockaddr in memory afterwards gains nothing), or
+    /// refused.
+    fn connect(&self, l: BorrowedFd<'_>, req: &Notif, sockfd: i32, addr: u64, len: u64) -> Result<Outcome, Outcome> {
+        use crate::net::{self, Verdict};
+        let Some(route) = self.route else { return Err(Outcome::Fail(libc::EACCES)) };
+        if addr == 0 || !(2..=128).contains(&len) {
+            return Err(Outcome::Fail(libc::EINVAL));
+        }
+        let sa = crate::supervisor_meta::read_bytes(req.pid, addr, len)?;
+        match net::judge(&route, &sa) {
+            Verdict::Refuse(e) => Err(Outcome::Fail(e)),
+            Verdict::Kernel => Err(Outcome::Continue),
+            Verdict::Proxy { v6 } => {
+                let sock = net::take_socket(req.pid, sockfd).map_err(Outcome::Fail)?;
+                if !notify::id_valid(l, req.id) {
+                    return Err(Outcome::Gone);
+                }
+                match net::connect_to_proxy(&sock, route.port, v6) {
+                    0 => Ok(Outcome::Value(0)),
+                    e => Err(Outcome::Fail(e)),
+                }
+            }
+        }
     }
 
     /// Opens the parent directory of `raw` as the command would see it and names the

@@ -184,7 +184,7 @@ fn unsafe_zeroed_stat() -> libc::stat {
 }
 
 /// Copies `len` bytes from the target (xattr values are at most 64 KiB).
-fn read_bytes(pid: u32, addr: u64, len: u64) -> Result<Vec<u8>, Outcome> {
+pub(crate) fn read_bytes(pid: u32, addr: u64, len: u64) -> Result<Vec<u8>, Outcome> {
     if len > 65536 {
         return Err(Outcome::Fail(libc::E2BIG));
     }

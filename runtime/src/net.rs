@@ -1,0 +1,296 @@
+//! Landlock-mode networking: the command's only way out is the embedded proxy. srt binds
+//! the proxy on a fresh loopback port with a fresh token before starting the command,
+//! the seccomp filter allows only TCP stream sockets and sends every `connect()` to the
+//! supervisor, and the supervisor connects the command's own socket (taken with
+//! `pidfd_getfd`) to the proxy's address, never to an address read from the command's
+//! memory. Every other destination is refused.
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use settings_schema::Settings;
+use srt_proxy::{log::Log, resolve::Resolver, Limits, Listener, Policy, Shared};
+
+use crate::error::LaunchError;
+
+/// The embedded proxy, bound before the command starts.
+pub struct Net {
+    pub listener: TcpListener,
+    pub port: u16,
+    pub token: String,
+    pub policy: Policy,
+    pub allow_unix: bool,
+}
+
+impl Net {
+    pub fn prepare(s: &Settings) -> Result<Net, LaunchError> {
+        let policy = Policy::from_settings(s).map_err(LaunchError::Proxy)?;
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .map_err(|e| LaunchError::Proxy(format!("binding the proxy: {e}")))?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        Ok(Net {
+            listener,
+            port,
+            token: token()?,
+            policy,
+            allow_unix: s.network.allow_all_unix_sockets.unwrap_or(false),
+        })
+    }
+
+    /// Variables srt sets so clients find the proxy (reference/srt.md §2.5).
+    pub fn env(&self) -> Vec<(String, String)> {
+        let (t, p) = (&self.token, self.port);
+        let http = format!("http://srt:{t}@127.0.0.1:{p}");
+        let socks = format!("socks5h://srt:{t}@127.0.0.1:{p}");
+        let no_proxy = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
+        let mut v: Vec<(String, String)> = [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "GRPC_PROXY",
+            "grpc_proxy",
+            "DOCKER_HTTP_PROXY",
+            "DOCKER_HTTPS_PROXY",
+        ]
+        .iter()
+        .map(|k| (k.to_string(), http.clone()))
+        .collect();
+        v.extend([
+            ("FTP_PROXY".into(), socks.clone()),
+            ("ftp_proxy".into(), socks),
+            ("RSYNC_PROXY".into(), format!("127.0.0.1:{p}")),
+            ("NO_PROXY".into(), no_proxy.into()),
+            ("no_proxy".into(), no_proxy.into()),
+            ("GIT_CONFIG_PARAMETERS".into(), "'http.proxyAuthMethod=basic'".into()),
+            (
+                "GIT_SSH_COMMAND".into(),
+                format!("ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p,proxyport={p},proxyauth=srt:{t}'"),
+            ),
+            ("CLOUDSDK_PROXY_TYPE".into(), "http".into()),
+            ("CLOUDSDK_PROXY_ADDRESS".into(), "127.0.0.1".into()),
+            ("CLOUDSDK_PROXY_PORT".into(), p.to_string()),
+            ("CLOUDSDK_PROXY_USERNAME".into(), "srt".into()),
+            ("CLOUDSDK_PROXY_PASSWORD".into(), t.clone()),
+        ]);
+        v
+    }
+
+    pub fn route(&self) -> Route {
+        Route { port: self.port, allow_unix: self.allow_unix }
+    }
+
+    /// Serves the proxy on its own thread (the command already runs; srt stays its parent).
+    pub fn start(self, debug: bool) -> Result<(), LaunchError> {
+        let log = if debug { Log::stderr() } else { Log::off() };
+        let shared = Shared::new(
+            self.policy,
+            Some(self.token),
+            Resolver::new(std::time::Duration::from_secs(5)),
+            Limits::default(),
+            log,
+        );
+        let listener = self.listener;
+        std::thread::Builder::new()
+            .name("proxy".into())
+            .spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                    crate::warn!("the proxy could not start; the command has no network");
+                    return;
+                };
+                rt.block_on(async move {
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => {
+                            let _ = srt_proxy::serve(Listener::Tcp(l), shared).await;
+                        }
+                        Err(e) => crate::warn!("the proxy could not start ({e}); the command has no network"),
+                    }
+                });
+            })
+            .map_err(|e| LaunchError::Proxy(format!("starting the proxy thread: {e}")))?;
+        Ok(())
+    }
+}
+
+/// What the supervisor needs to route connects.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    pub port: u16,
+    pub allow_unix: bool,
+}
+
+/// Where a `connect()` may go, decided from the address the command passed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// To the proxy: connect the command's socket to our own copy of the proxy address.
+    Proxy {
+        v6: bool,
+    },
+    /// Harmless (AF_UNSPEC disconnect, allowed AF_UNIX): let the kernel do it.
+    Kernel,
+    Refuse(i32),
+}
+
+/// Pure decision on a raw sockaddr (tested without a kernel).
+pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
+    if sa.len() < 2 {
+        return Verdict::Refuse(libc::EINVAL);
+    }
+    let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
+    let loopback_proxy = |ip: std::net::IpAddr, port: u16| {
+        port == route.port
+            && match ip {
+                std::net::IpAddr::V4(a) => a == Ipv4Addr::LOCALHOST,
+                std::net::IpAddr::V6(a) => a == Ipv6Addr::LOCALHOST || a.to_ipv4_mapped() == Some(Ipv4Addr::LOCALHOST),
+            }
+    };
+    match family {
+        libc::AF_UNSPEC => Verdict::Kernel,
+        libc::AF_UNIX if route.allow_unix => Verdict::Kernel,
+        libc::AF_INET if sa.len() >= 8 => {
+            let port = u16::from_be_bytes([sa[2], sa[3]]);
+            let ip = Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]);
+            if loopback_proxy(ip.into(), port) {
+                Verdict::Proxy { v6: false }
+            } else {
+                Verdict::Refuse(libc::EACCES)
+            }
+        }
+        libc::AF_INET6 if sa.len() >= 24 => {
+            let port = u16::from_be_bytes([sa[2], sa[3]]);
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&sa[8..24]);
+            if loopback_proxy(Ipv6Addr::from(b).into(), port) {
+                Verdict::Proxy { v6: true }
+            } else {
+                Verdict::Refuse(libc::EACCES)
+            }
+        }
+        _ => Verdict::Refuse(libc::EACCES),
+    }
+}
+
+/// A copy of socket `fd` of process `pid` (same open file description).
+pub fn take_socket(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
+    let tgid = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse::<i32>().ok()))
+        .ok_or(libc::ESRCH)?;
+    // SAFETY: pidfd_open and pidfd_getfd return fresh descriptors we own.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, tgid, 0);
+        if pidfd < 0 {
+            return Err(last_errno());
+        }
+        let pidfd = OwnedFd::from_raw_fd(pidfd as i32);
+        let sock = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0);
+        if sock < 0 {
+            return Err(last_errno());
+        }
+        Ok(OwnedFd::from_raw_fd(sock as i32))
+    }
+}
+
+/// Connects `sock` to the proxy; returns 0 or the errno the command should see.
+pub fn connect_to_proxy(sock: &OwnedFd, port: u16, v6: bool) -> i32 {
+    let addr = if v6 {
+        SocketAddr::new(Ipv4Addr::LOCALHOST.to_ipv6_mapped().into(), port)
+    } else {
+        SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port)
+    };
+    let (storage, len) = sockaddr(&addr);
+    // SAFETY: connect with a sockaddr we built, on a descriptor we own.
+    let r = unsafe { libc::connect(sock.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) };
+    if r < 0 {
+        last_errno()
+    } else {
+        0
+    }
+}
+
+fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: an all-zero sockaddr_storage is valid; we fill one variant below.
+    let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match a {
+        SocketAddr::V4(v4) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: v4.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from(*v4.ip()).to_be() },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_in fits in sockaddr_storage.
+            unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin) };
+            (st, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        }
+        SocketAddr::V6(v6) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: v6.port().to_be(),
+                sin6_flowinfo: 0,
+                sin6_addr: libc::in6_addr { s6_addr: v6.ip().octets() },
+                sin6_scope_id: 0,
+            };
+            // SAFETY: sockaddr_in6 fits in sockaddr_storage.
+            unsafe { std::ptr::write((&mut st as *mut libc::sockaddr_storage).cast(), sin6) };
+            (st, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+        }
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// 16 random bytes, hex: the per-run proxy token.
+fn token() -> Result<String, LaunchError> {
+    let mut b = [0u8; 16];
+    // SAFETY: getrandom fills the local buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        return Err(LaunchError::Proxy("no randomness for the proxy token".into()));
+    }
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(ip: [u8; 4], port: u16) -> Vec<u8> {
+        let mut v = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        v.extend(port.to_be_bytes());
+        v.extend(ip);
+        v.extend([0u8; 8]);
+        v
+    }
+
+    fn v6(ip: Ipv6Addr, port: u16) -> Vec<u8> {
+        let mut v = (libc::AF_INET6 as u16).to_ne_bytes().to_vec();
+        v.extend(port.to_be_bytes());
+        v.extend([0u8; 4]);
+        v.extend(ip.octets());
+        v.extend([0u8; 4]);
+        v
+    }
+
+    #[test]
+    fn only_the_proxy_is_reachable() {
+        let r = Route { port: 4000, allow_unix: false };
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false });
+        assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 4000)), Verdict::Proxy { v6: true });
+        assert_eq!(judge(&r, &v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 4000)), Verdict::Proxy { v6: true });
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4001)), Verdict::Refuse(libc::EACCES), "other port");
+        assert_eq!(judge(&r, &v4([10, 0, 0, 1], 4000)), Verdict::Refuse(libc::EACCES), "other host on the proxy port");
+        assert_eq!(judge(&r, &v4([127, 0, 0, 2], 4000)), Verdict::Refuse(libc::EACCES));
+        assert_eq!(judge(&r, &v4([0, 0, 0, 0], 4000)), Verdict::Refuse(libc::EACCES));
+        assert_eq!(judge(&r, &[1, 0]), Verdict::Refuse(libc::EACCES), "AF_UNIX unless allowed");
+        assert_eq!(judge(&Route { allow_unix: true, ..r }, &(libc::AF_UNIX as u16).to_ne_bytes()), Verdict::Kernel);
+        assert_eq!(judge(&r, &(libc::AF_UNSPEC as u16).to_ne_bytes()), Verdict::Kernel);
+        assert_eq!(judge(&r, &[2]), Verdict::Refuse(libc::EINVAL));
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)[..6]), Verdict::Refuse(libc::EACCES), "truncated");
+    }
+}
