@@ -30,7 +30,36 @@ pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchE
             let _ = writeln!(w, "status: srt would refuse to run: {e}");
         }
     }
-    let _ = writeln!(w, "network: no network at all (Landlock handles TCP connect/bind with no port allowed; seccomp refuses AF_INET/AF_INET6 sockets, so UDP too)");
+    let _ = writeln!(
+        w,
+        "network (landlock mode): only through srt's own proxy, started per run on a loopback port with a fresh token"
+    );
+    let _ = writeln!(
+        w,
+        "  allowed domains: {}",
+        if settings.network.allowed_domains.is_empty() {
+            "none (every request is answered 403)".to_string()
+        } else {
+            settings.network.allowed_domains.join(", ")
+        }
+    );
+    if !settings.network.denied_domains.is_empty() {
+        let _ = writeln!(w, "  denied domains:  {}", settings.network.denied_domains.join(", "));
+    }
+    let _ = writeln!(
+        w,
+        "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's"
+    );
+    let _ = writeln!(
+        w,
+        "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind"
+    );
+    let _ = writeln!(
+        w,
+        "  itself; UDP, raw, packet and netlink sockets are refused, so there is no DNS inside (the proxy resolves)"
+    );
+    let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
+    let _ = writeln!(w, "  LIMIT: no local TCP servers (bind is refused) in this mode");
     let _ = writeln!(w, "\nfilesystem:");
     if !p.fs_enabled {
         let _ = writeln!(w, "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)");

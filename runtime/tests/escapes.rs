@@ -11,6 +11,7 @@ mod escape {
     mod fs_metadata;
     mod fs_read;
     mod fs_write;
+    mod net_proxy;
     mod network;
     mod process;
     mod syscalls;
