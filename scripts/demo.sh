@@ -12,5 +12,5 @@ HOME="$work" "$root/target/release/srt" -c '
   echo "hello from the sandbox" > hello.txt && echo "wrote ./hello.txt: $(cat hello.txt)"
   { echo x > /etc/srt-demo; } 2>/dev/null && echo "wrote /etc (unexpected)" || echo "write to /etc refused"
   { echo x >> .bashrc; } 2>/dev/null && echo "wrote .bashrc (unexpected)" || echo "write to .bashrc refused (mandatory deny)"
-  curl -sS --max-time 5 http://example.com/ -o /dev/null 2>&1 && echo "network reached (unexpected)" || echo "network refused"
+  curl -sS --max-time 5 https://example.com/ -o /dev/null && echo "network reached (unexpected)" || echo "network refused by the proxy (example.com is not allowed)"
 '
