@@ -23,6 +23,8 @@ pub enum Stage {
     Seccomp,
     SendListener,
     Exec,
+    Mounts,
+    Loopback,
 }
 
 impl ChildSpec {
@@ -89,7 +91,7 @@ pub fn spawn(spec: ChildSpec) -> std::io::Result<libc::pid_t> {
 impl Stage {
     pub fn from_u8(b: u8) -> Option<Stage> {
         use Stage::*;
-        [Session, ParentDeath, CloseFds, Capabilities, Landlock, LandlockNotEnforced, Seccomp, SendListener, Exec]
+        [Session, ParentDeath, CloseFds, Capabilities, Landlock, LandlockNotEnforced, Seccomp, SendListener, Exec, Mounts, Loopback]
             .into_iter()
             .find(|s| *s as u8 == b)
     }
@@ -104,6 +106,8 @@ impl Stage {
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SendListener => "handing the seccomp listener to the supervisor",
             Stage::Exec => "executing the command",
+            Stage::Mounts => "mounting a private /proc in the new mount namespace",
+            Stage::Loopback => "setting up the loopback interface and proxy ports in the new network namespace",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::error::LaunchError;
-use crate::launch::{self, Options};
+use crate::launch::{self, NetworkMode, Options};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,6 +39,10 @@ pub struct Cli {
     /// `"enableWeakerNestedSandbox": true`). `srt explain` lists what is lost.
     #[arg(long)]
     pub allow_weaker: bool,
+    /// How the network is confined: `landlock` (no namespaces needed: unprivileged pods) or
+    /// `namespace` (user, network, mount, PID and IPC namespaces with only `lo`).
+    #[arg(long, value_enum, default_value = "landlock")]
+    pub network_mode: NetworkMode,
     /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -101,7 +105,7 @@ fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {
 fn run(cli: Cli) -> Result<i32, LaunchError> {
     let settings = load_settings(&cli)?;
     if cli.explain {
-        print!("{}", crate::explain::report(&settings, cli.allow_weaker)?);
+        print!("{}", crate::explain::report(&settings, cli.allow_weaker, cli.network_mode)?);
         return Ok(0);
     }
     let words = match (&cli.command_string, cli.command.is_empty()) {
@@ -110,5 +114,5 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         (None, false) => vec![launch::quote_words(&cli.command)],
         (None, true) => return Err(LaunchError::NoCommand),
     };
-    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker, debug: cli.debug })
+    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker, debug: cli.debug, mode: cli.network_mode })
 }

@@ -28,6 +28,11 @@ pub enum LaunchError {
     NoShell,
     #[error("sandbox setup failed in the child at {stage}: {errno}")]
     Child { stage: &'static str, errno: nix::errno::Errno },
+    #[error(
+        "could not create the sandbox namespaces ({0}); this host may not allow unprivileged user \
+         namespaces: use --network-mode landlock"
+    )]
+    Namespaces(std::io::Error),
     #[error("the network proxy: {0}")]
     Proxy(String),
     #[error("{0}")]

@@ -8,9 +8,9 @@ use crate::error::LaunchError;
 use crate::launch::{self, MIN_ABI_FS};
 use crate::{seccomp, sysno};
 
-pub fn report(settings: &Settings, allow_weaker: bool) -> Result<String, LaunchError> {
+pub fn report(settings: &Settings, allow_weaker: bool, mode: crate::launch::NetworkMode) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
-    let p = launch::prepare(settings, &tmp)?;
+    let p = launch::prepare(settings, &tmp, mode)?;
     let mut o = String::new();
     let w = &mut o;
     let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));

@@ -50,15 +50,20 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
 }
 
 /// `fs`: whether filesystem rules are wanted at all (`filesystem.disabled` turns them off).
-pub fn build(plan: &Plan, fs: bool) -> Result<RulesetCreated, LaunchError> {
+/// `tcp`: handle TCP connect/bind with no port allowed (landlock mode; in namespace mode
+/// the network namespace is the boundary and sandbox-local servers may listen).
+pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchError> {
     let err = |e: landlock::RulesetError| LaunchError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
     if fs {
         ruleset = ruleset.handle_access(AccessFs::from_all(TARGET)).map_err(err)?;
     }
-    // TCP connect and bind handled with no rule granting any port: no TCP at all.
-    let ruleset =
-        ruleset.handle_access(AccessNet::from_all(TARGET)).map_err(err)?.scope(Scope::from_all(TARGET)).map_err(err)?;
+    // TCP connect and bind handled with no rule granting any port: the command's own
+    // connects never succeed; the supervisor makes the proxy connection for it.
+    if tcp {
+        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET)).map_err(err)?;
+    }
+    let ruleset = ruleset.scope(Scope::from_all(TARGET)).map_err(err)?;
     let mut created = ruleset.create().map_err(err)?;
     if fs {
         for rule in &plan.rules {

@@ -25,6 +25,18 @@ pub struct Options {
     pub argv: Vec<OsString>,
     pub allow_weaker: bool,
     pub debug: bool,
+    pub mode: NetworkMode,
+}
+
+/// How the command's network is confined (see README, "Network modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NetworkMode {
+    /// Landlock + a seccomp supervisor that connects sockets only to the proxy; needs no
+    /// namespaces (unprivileged pods).
+    Landlock,
+    /// New user, network, mount, PID and IPC namespaces with only `lo`; the proxy serves
+    /// ports created inside. Needs unprivileged user namespaces.
+    Namespace,
 }
 
 /// Everything decided before the fork; also what `srt explain` reports.
@@ -35,11 +47,12 @@ pub struct Prepared {
     pub filter: FilterOptions,
     pub kernel_abi: i32,
     pub tmpdir: PathBuf,
+    pub mode: NetworkMode,
 }
 
 pub const MIN_ABI_FS: i32 = 3;
 
-pub fn prepare(settings: &Settings, tmpdir: &Path) -> Result<Prepared, LaunchError> {
+pub fn prepare(settings: &Settings, tmpdir: &Path, mode: NetworkMode) -> Result<Prepared, LaunchError> {
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let cx = prepare::Context { cwd: &cwd, home: home.as_deref(), tmpdir };
@@ -48,10 +61,11 @@ pub fn prepare(settings: &Settings, tmpdir: &Path) -> Result<Prepared, LaunchErr
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
-        mediate_connect: true,
+        tcp: true,
+        mediate_connect: mode == NetworkMode::Landlock,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
     };
-    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi: landlock::kernel_abi(), tmpdir: tmpdir.to_path_buf() })
+    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi: landlock::kernel_abi(), tmpdir: tmpdir.to_path_buf(), mode })
 }
 
 /// Refuses to run with less protection than asked for, unless the user opted in.
@@ -100,19 +114,28 @@ impl Drop for TmpDir {
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let tmp = TmpDir::create()?;
-    let prepared = prepare(&opts.settings, &tmp.0)?;
+    let prepared = prepare(&opts.settings, &tmp.0, opts.mode)?;
     check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
-    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, "landlock plan");
+    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, mode = ?opts.mode, "plan");
+    let namespaced = opts.mode == NetworkMode::Namespace;
 
     let arch = sysno::native();
     let table = seccomp::rules(&arch, prepared.filter);
     let filter = seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
-    let ruleset =
-        if prepared.kernel_abi > 0 { Some(landlock::build(&prepared.plan, prepared.fs_enabled)?) } else { None };
+    let ruleset = if prepared.kernel_abi > 0 {
+        Some(landlock::build(&prepared.plan, prepared.fs_enabled, !namespaced)?)
+    } else {
+        None
+    };
     let (program, argv) = shell_argv(&opts.argv)?;
-    let net = crate::net::Net::prepare(&opts.settings)?;
+    let mut net = crate::net::Net::prepare(&opts.settings)?;
+    if namespaced {
+        net.port = crate::namespace::HTTP_PORT;
+        net.socks_port = crate::namespace::SOCKS_PORT;
+    }
     let envp = environment(&tmp.0, &net.env());
-    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), Some(net.route()));
+    let route = (!namespaced).then(|| net.route());
+    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
 
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
@@ -120,7 +143,11 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
-    let pid = child::spawn(spec)?;
+    let (pid, inside) = if namespaced {
+        start_namespaced(spec, &ours)?
+    } else {
+        (child::spawn(spec)?, Vec::new())
+    };
     drop(theirs);
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
@@ -129,18 +156,60 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
         unsafe { libc::kill(pid, libc::SIGKILL) };
         return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
     }
-    net.start(opts.debug)?;
+    net.start(inside, opts.debug)?;
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
-    let status = supervise(pid, ours, sigfd.as_fd(), &supervisor);
+    // landlock mode: the command leads its own process group; namespace mode: its init
+    // forwards to the command
+    let signal_target = if namespaced { pid } else { -pid };
+    let status = supervise(pid, signal_target, ours, sigfd.as_fd(), &supervisor);
     reaper::kill_all_descendants();
     drop(tmp);
     status
 }
 
+/// Starts the namespaced init, maps our ids into its user namespace, lets it go, and
+/// collects the proxy ports it opened inside its network namespace.
+fn start_namespaced(mut spec: ChildSpec, ours: &OwnedFd) -> Result<(libc::pid_t, Vec<std::net::TcpListener>), LaunchError> {
+    spec.parent_pid = 1; // the command's parent is the namespace's init
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fresh descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: fresh descriptors owned by nobody else.
+    let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd() })
+        .map_err(LaunchError::Namespaces)?;
+    drop(go_r);
+    if let Err(e) = crate::namespace::write_id_maps(pid) {
+        // SAFETY: killing the child we just started; it waits on `go`.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Err(LaunchError::Namespaces(e));
+    }
+    // SAFETY: one byte to a pipe we own.
+    unsafe { libc::write(go_w.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+    drop(go_w);
+    let mut pfd = libc::pollfd { fd: ours.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: poll on one live descriptor.
+    if unsafe { libc::poll(&mut pfd, 1, 10_000) } <= 0 {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Err(LaunchError::Namespaces(std::io::Error::other("the namespace did not come up within 10 s")));
+    }
+    match read_setup(ours.as_raw_fd()) {
+        SetupMsg::Bridge(inside) => Ok((pid, inside)),
+        SetupMsg::Failed(stage, errno) => {
+            Err(LaunchError::Child { stage: stage.describe(), errno: nix::errno::Errno::from_raw(errno) })
+        }
+        _ => Err(LaunchError::Namespaces(std::io::Error::other("the namespace's init exited during setup"))),
+    }
+}
+
 fn supervise(
     pid: libc::pid_t,
+    signal_target: libc::pid_t,
     sock: OwnedFd,
     sigfd: std::os::fd::BorrowedFd<'_>,
     sup: &Supervisor,
@@ -165,8 +234,8 @@ fn supervise(
             return Err(std::io::Error::last_os_error().into());
         }
         if kill_at.is_some_and(|t| Instant::now() >= t) {
-            // SAFETY: signalling the command's process group.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // SAFETY: signalling the command (its group, or its init: which takes its namespace down).
+            unsafe { libc::kill(signal_target, libc::SIGKILL) };
             kill_at = None;
         }
         for pfd in &fds[1..] {
@@ -187,7 +256,7 @@ fn supervise(
                             errno: nix::errno::Errno::from_raw(errno),
                         })
                     }
-                    SetupMsg::Closed => sock = None,
+                    SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
                 }
             } else if let Some(l) = &listener {
                 if pfd.revents & libc::POLLIN != 0 {
@@ -219,8 +288,8 @@ fn supervise(
                     }
                 } else {
                     tracing::debug!(sig, "forwarding signal");
-                    // SAFETY: forwarding to the command's process group.
-                    unsafe { libc::kill(-pid, sig) };
+                    // SAFETY: forwarding to the command (its group, or its init).
+                    unsafe { libc::kill(signal_target, sig) };
                     if sig != libc::SIGQUIT {
                         // a second request means now; the first gets a grace period
                         kill_at = Some(match kill_at {
@@ -258,6 +327,7 @@ fn reap(pid: libc::pid_t) -> Option<i32> {
 
 enum SetupMsg {
     Listener(OwnedFd),
+    Bridge(Vec<std::net::TcpListener>),
     Failed(Stage, i32),
     Closed,
 }
@@ -265,7 +335,7 @@ enum SetupMsg {
 fn read_setup(fd: RawFd) -> SetupMsg {
     let mut buf = [0u8; 8];
     let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    let mut cbuf = [0u64; 4];
+    let mut cbuf = [0u64; 8];
     // SAFETY: msghdr, iovec and control buffer live on this frame for the call.
     let (n, passed) = unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();
@@ -274,17 +344,24 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         msg.msg_control = cbuf.as_mut_ptr().cast();
         msg.msg_controllen = std::mem::size_of_val(&cbuf);
         let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
-        let mut passed = None;
+        let mut passed: Vec<OwnedFd> = Vec::new();
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if n > 0 && !cmsg.is_null() && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            passed = Some(std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>()));
+            let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            for i in 0..count {
+                // the kernel just installed these descriptors for us
+                passed.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+            }
         }
         (n, passed)
     };
-    match (n, buf[0], passed) {
-        // SAFETY: the kernel just installed this descriptor for us.
-        (n, b'L', Some(fd)) if n > 0 => SetupMsg::Listener(unsafe { OwnedFd::from_raw_fd(fd) }),
-        (n, b'E', _) if n >= 6 => {
+    match (n, buf[0]) {
+        (n, b'L') if n > 0 && passed.len() == 1 => SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!())),
+        (n, b'B') if n > 0 && !passed.is_empty() => {
+            SetupMsg::Bridge(passed.into_iter().map(std::net::TcpListener::from).collect())
+        }
+        (n, b'E') if n >= 6 => {
             let errno = i32::from_ne_bytes([buf[2], buf[3], buf[4], buf[5]]);
             SetupMsg::Failed(Stage::from_u8(buf[1]).unwrap_or(Stage::Exec), errno)
         }

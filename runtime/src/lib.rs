@@ -17,6 +17,7 @@ pub mod landlock;
 pub mod landlock_plan;
 pub mod launch;
 pub mod mandatory;
+pub mod namespace;
 pub mod net;
 pub mod notify;
 pub mod policy;

@@ -16,7 +16,9 @@ use crate::error::LaunchError;
 /// The embedded proxy, bound before the command starts.
 pub struct Net {
     pub listener: TcpListener,
+    /// Where the command finds the proxy (the same port for both in landlock mode).
     pub port: u16,
+    pub socks_port: u16,
     pub token: String,
     pub policy: Policy,
     pub allow_unix: bool,
@@ -32,6 +34,7 @@ impl Net {
         Ok(Net {
             listener,
             port,
+            socks_port: port,
             token: token()?,
             policy,
             allow_unix: s.network.allow_all_unix_sockets.unwrap_or(false),
@@ -42,7 +45,7 @@ impl Net {
     pub fn env(&self) -> Vec<(String, String)> {
         let (t, p) = (&self.token, self.port);
         let http = format!("http://srt:{t}@127.0.0.1:{p}");
-        let socks = format!("socks5h://srt:{t}@127.0.0.1:{p}");
+        let socks = format!("socks5h://srt:{t}@127.0.0.1:{}", self.socks_port);
         let no_proxy = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
         let mut v: Vec<(String, String)> = [
             "HTTP_PROXY",
@@ -62,7 +65,7 @@ impl Net {
         v.extend([
             ("FTP_PROXY".into(), socks.clone()),
             ("ftp_proxy".into(), socks),
-            ("RSYNC_PROXY".into(), format!("127.0.0.1:{p}")),
+            ("RSYNC_PROXY".into(), format!("127.0.0.1:{}", self.socks_port)),
             ("NO_PROXY".into(), no_proxy.into()),
             ("no_proxy".into(), no_proxy.into()),
             ("GIT_CONFIG_PARAMETERS".into(), "'http.proxyAuthMethod=basic'".into()),
@@ -83,8 +86,10 @@ impl Net {
         Route { port: self.port, allow_unix: self.allow_unix }
     }
 
-    /// Serves the proxy on its own thread (the command already runs; srt stays its parent).
-    pub fn start(self, debug: bool) -> Result<(), LaunchError> {
+    /// Serves the proxy on its own thread (the command already runs; srt stays its parent),
+    /// on our own loopback listener or, in namespace mode, on the listeners made inside
+    /// the command's network namespace.
+    pub fn start(self, inside: Vec<TcpListener>, debug: bool) -> Result<(), LaunchError> {
         let log = if debug { Log::stderr() } else { Log::off() };
         let shared = Shared::new(
             self.policy,
@@ -93,7 +98,7 @@ impl Net {
             Limits::default(),
             log,
         );
-        let listener = self.listener;
+        let listeners = if inside.is_empty() { vec![self.listener] } else { inside };
         std::thread::Builder::new()
             .name("proxy".into())
             .spawn(move || {
@@ -102,11 +107,16 @@ impl Net {
                     return;
                 };
                 rt.block_on(async move {
-                    match tokio::net::TcpListener::from_std(listener) {
-                        Ok(l) => {
-                            let _ = srt_proxy::serve(Listener::Tcp(l), shared).await;
+                    let mut tasks = Vec::new();
+                    for l in listeners {
+                        let _ = l.set_nonblocking(true);
+                        match tokio::net::TcpListener::from_std(l) {
+                            Ok(l) => tasks.push(tokio::spawn(srt_proxy::serve(Listener::Tcp(l), shared.clone()))),
+                            Err(e) => crate::warn!("the proxy could not start ({e}); the command has no network"),
                         }
-                        Err(e) => crate::warn!("the proxy could not start ({e}); the command has no network"),
+                    }
+                    for t in tasks {
+                        let _ = t.await;
                     }
                 });
             })

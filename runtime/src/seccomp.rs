@@ -99,7 +99,9 @@ pub enum Rule {
 pub struct FilterOptions {
     /// Route file-creating and write-opening syscalls to the supervisor.
     pub mediate_fs: bool,
-    /// TCP through the supervisor: TCP sockets allowed, every connect() mediated.
+    /// TCP stream sockets allowed (the network goes through the proxy).
+    pub tcp: bool,
+    /// Every connect() mediated by the supervisor (landlock mode).
     pub mediate_connect: bool,
     /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
     pub allow_unix_sockets: bool,
@@ -130,7 +132,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         out.push(("ioctl", nr, Rule::OneOf { arg: 1, values, then: eperm, otherwise: Action::Allow }));
     }
     if let Some(nr) = arch.nr("socket") {
-        if opts.mediate_connect {
+        if opts.tcp {
             out.push(("socket", nr, Rule::TcpOnly { unix: opts.allow_unix_sockets }));
         } else {
             let values = if opts.allow_unix_sockets { vec![libc::AF_UNIX as u32] } else { vec![] };

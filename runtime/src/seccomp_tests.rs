@@ -1,7 +1,7 @@
 use super::*;
 
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
-    FilterOptions { mediate_fs, allow_unix_sockets, mediate_connect: false }
+    FilterOptions { mediate_fs, allow_unix_sockets, tcp: false, mediate_connect: false }
 }
 
 /// A tiny BPF interpreter for the instructions `assemble` emits, so the program's
@@ -137,7 +137,7 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
 
 #[test]
 fn tcp_only_sockets_and_mediated_connect() {
-    let o = FilterOptions { mediate_fs: true, allow_unix_sockets: false, mediate_connect: true };
+    let o = FilterOptions { mediate_fs: true, allow_unix_sockets: false, tcp: true, mediate_connect: true };
     let sock = |f: i32, t: i32, p: i32| decide(o, "socket", [f as u64, t as u64, p as u64, 0, 0, 0]);
     assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, 0), RET_ALLOW);
     assert_eq!(
