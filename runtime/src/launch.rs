@@ -499,7 +499,8 @@ mod tests {
             policy: FsPolicy::default(),
             plan: Plan::default(),
             fs_enabled: fs,
-            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false, mediate_connect: false },
+            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false, tcp: true, mediate_connect: true },
+            mode: NetworkMode::Landlock,
             kernel_abi: abi,
             tmpdir: PathBuf::new(),
         }
