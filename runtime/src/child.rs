@@ -91,9 +91,21 @@ pub fn spawn(spec: ChildSpec) -> std::io::Result<libc::pid_t> {
 impl Stage {
     pub fn from_u8(b: u8) -> Option<Stage> {
         use Stage::*;
-        [Session, ParentDeath, CloseFds, Capabilities, Landlock, LandlockNotEnforced, Seccomp, SendListener, Exec, Mounts, Loopback]
-            .into_iter()
-            .find(|s| *s as u8 == b)
+        [
+            Session,
+            ParentDeath,
+            CloseFds,
+            Capabilities,
+            Landlock,
+            LandlockNotEnforced,
+            Seccomp,
+            SendListener,
+            Exec,
+            Mounts,
+            Loopback,
+        ]
+        .into_iter()
+        .find(|s| *s as u8 == b)
     }
     pub fn describe(self) -> &'static str {
         match self {

@@ -39,9 +39,10 @@ pub struct Cli {
     /// `"enableWeakerNestedSandbox": true`). `srt explain` lists what is lost.
     #[arg(long)]
     pub allow_weaker: bool,
-    /// How the network is confined: `landlock` (no namespaces needed: unprivileged pods) or
-    /// `namespace` (user, network, mount, PID and IPC namespaces with only `lo`).
-    #[arg(long, value_enum, default_value = "landlock")]
+    /// How the network is confined: `namespace` (user, network, mount, PID and IPC
+    /// namespaces with only `lo`), `landlock` (no namespaces needed: unprivileged pods), or
+    /// `auto`: namespace mode where the kernel allows it, else landlock mode.
+    #[arg(long, value_enum, default_value = "auto")]
     pub network_mode: NetworkMode,
     /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
@@ -114,5 +115,11 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         (None, false) => vec![launch::quote_words(&cli.command)],
         (None, true) => return Err(LaunchError::NoCommand),
     };
-    launch::run(Options { settings, argv: words, allow_weaker: cli.allow_weaker, debug: cli.debug, mode: cli.network_mode })
+    launch::run(Options {
+        settings,
+        argv: words,
+        allow_weaker: cli.allow_weaker,
+        debug: cli.debug,
+        mode: cli.network_mode,
+    })
 }

@@ -8,7 +8,11 @@ use crate::error::LaunchError;
 use crate::launch::{self, MIN_ABI_FS};
 use crate::{seccomp, sysno};
 
-pub fn report(settings: &Settings, allow_weaker: bool, mode: crate::launch::NetworkMode) -> Result<String, LaunchError> {
+pub fn report(
+    settings: &Settings,
+    allow_weaker: bool,
+    mode: crate::launch::NetworkMode,
+) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
     let p = launch::prepare(settings, &tmp, mode)?;
     let mut o = String::new();
@@ -30,36 +34,37 @@ pub fn report(settings: &Settings, allow_weaker: bool, mode: crate::launch::Netw
             let _ = writeln!(w, "status: srt would refuse to run: {e}");
         }
     }
-    let _ = writeln!(
-        w,
-        "network (landlock mode): only through srt's own proxy, started per run on a loopback port with a fresh token"
-    );
-    let _ = writeln!(
-        w,
-        "  allowed domains: {}",
-        if settings.network.allowed_domains.is_empty() {
-            "none (every request is answered 403)".to_string()
-        } else {
-            settings.network.allowed_domains.join(", ")
-        }
-    );
+    let allowed = if settings.network.allowed_domains.is_empty() {
+        "none (every request is answered 403)".to_string()
+    } else {
+        settings.network.allowed_domains.join(", ")
+    };
+    let net: &[&str] = if p.mode == launch::NetworkMode::Namespace {
+        &[
+            "network (namespace mode): new user, network, mount, PID and IPC namespaces; the network namespace",
+            "  has only lo, whose ports 3128 (HTTP) and 1080 (SOCKS5) srt's proxy serves from outside",
+            "  sockets: TCP only (seccomp); sandbox-local servers on lo work; nothing else is routable",
+            "  processes: the command's init is PID 1 of its own PID namespace with a private /proc; the command",
+            "  cannot see or signal processes outside, and nothing survives srt, even if srt is SIGKILLed",
+        ]
+    } else {
+        &[
+            "network (landlock mode): only through srt's own proxy, per run on a loopback port with a fresh token",
+            "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's",
+            "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind",
+            "  itself; UDP, raw, packet and netlink sockets are refused, so there is no DNS inside (the proxy resolves)",
+            "  LIMIT: no local TCP servers (bind is refused) in this mode",
+            "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it",
+        ]
+    };
+    for l in net {
+        let _ = writeln!(w, "{l}");
+    }
+    let _ = writeln!(w, "  allowed domains: {allowed}");
     if !settings.network.denied_domains.is_empty() {
         let _ = writeln!(w, "  denied domains:  {}", settings.network.denied_domains.join(", "));
     }
-    let _ = writeln!(
-        w,
-        "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's"
-    );
-    let _ = writeln!(
-        w,
-        "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind"
-    );
-    let _ = writeln!(
-        w,
-        "  itself; UDP, raw, packet and netlink sockets are refused, so there is no DNS inside (the proxy resolves)"
-    );
     let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
-    let _ = writeln!(w, "  LIMIT: no local TCP servers (bind is refused) in this mode");
     let _ = writeln!(w, "\nfilesystem:");
     if !p.fs_enabled {
         let _ = writeln!(w, "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)");
@@ -115,7 +120,6 @@ pub fn report(settings: &Settings, allow_weaker: bool, mode: crate::launch::Netw
     let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
     let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,");
     let _ = writeln!(w, "  private TMPDIR removed afterwards, descendants killed when the command exits.");
-    let _ = writeln!(w, "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it.");
     Ok(o)
 }
 

@@ -31,6 +31,8 @@ pub struct Options {
 /// How the command's network is confined (see README, "Network modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetworkMode {
+    /// Namespace mode where the kernel allows it, landlock mode otherwise.
+    Auto,
     /// Landlock + a seccomp supervisor that connects sockets only to the proxy; needs no
     /// namespaces (unprivileged pods).
     Landlock,
@@ -53,6 +55,7 @@ pub struct Prepared {
 pub const MIN_ABI_FS: i32 = 3;
 
 pub fn prepare(settings: &Settings, tmpdir: &Path, mode: NetworkMode) -> Result<Prepared, LaunchError> {
+    let mode = resolve_mode(mode);
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let cx = prepare::Context { cwd: &cwd, home: home.as_deref(), tmpdir };
@@ -65,7 +68,15 @@ pub fn prepare(settings: &Settings, tmpdir: &Path, mode: NetworkMode) -> Result<
         mediate_connect: mode == NetworkMode::Landlock,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
     };
-    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi: landlock::kernel_abi(), tmpdir: tmpdir.to_path_buf(), mode })
+    Ok(Prepared {
+        policy,
+        plan,
+        fs_enabled,
+        filter,
+        kernel_abi: landlock::kernel_abi(),
+        tmpdir: tmpdir.to_path_buf(),
+        mode,
+    })
 }
 
 /// Refuses to run with less protection than asked for, unless the user opted in.
@@ -113,11 +124,41 @@ impl Drop for TmpDir {
 
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
+    match opts.mode {
+        NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
+            // nothing of the command ran yet: the namespaces were refused before it started
+            Err(LaunchError::Namespaces(e)) => {
+                tracing::debug!("namespace mode unavailable ({e}); using landlock mode");
+                run_in(&opts, NetworkMode::Landlock)
+            }
+            other => other,
+        },
+        mode => run_in(&opts, mode),
+    }
+}
+
+/// The mode `auto` would pick, without starting anything (for `srt explain`).
+pub fn resolve_mode(mode: NetworkMode) -> NetworkMode {
+    if mode != NetworkMode::Auto {
+        return mode;
+    }
+    let max_userns =
+        std::fs::read_to_string("/proc/sys/user/max_user_namespaces").ok().and_then(|s| s.trim().parse::<u64>().ok());
+    let debian_knob =
+        std::fs::read_to_string("/proc/sys/kernel/unprivileged_userns_clone").ok().map(|s| s.trim() == "1");
+    if max_userns.unwrap_or(0) > 0 && debian_knob.unwrap_or(true) {
+        NetworkMode::Namespace
+    } else {
+        NetworkMode::Landlock
+    }
+}
+
+fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let tmp = TmpDir::create()?;
-    let prepared = prepare(&opts.settings, &tmp.0, opts.mode)?;
+    let prepared = prepare(&opts.settings, &tmp.0, mode)?;
     check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
-    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, mode = ?opts.mode, "plan");
-    let namespaced = opts.mode == NetworkMode::Namespace;
+    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, ?mode, "plan");
+    let namespaced = mode == NetworkMode::Namespace;
 
     let arch = sysno::native();
     let table = seccomp::rules(&arch, prepared.filter);
@@ -143,11 +184,7 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
-    let (pid, inside) = if namespaced {
-        start_namespaced(spec, &ours)?
-    } else {
-        (child::spawn(spec)?, Vec::new())
-    };
+    let (pid, inside) = if namespaced { start_namespaced(spec, &ours)? } else { (child::spawn(spec)?, Vec::new()) };
     drop(theirs);
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
@@ -171,7 +208,10 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
 
 /// Starts the namespaced init, maps our ids into its user namespace, lets it go, and
 /// collects the proxy ports it opened inside its network namespace.
-fn start_namespaced(mut spec: ChildSpec, ours: &OwnedFd) -> Result<(libc::pid_t, Vec<std::net::TcpListener>), LaunchError> {
+fn start_namespaced(
+    mut spec: ChildSpec,
+    ours: &OwnedFd,
+) -> Result<(libc::pid_t, Vec<std::net::TcpListener>), LaunchError> {
     spec.parent_pid = 1; // the command's parent is the namespace's init
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two fresh descriptors.
@@ -200,9 +240,11 @@ fn start_namespaced(mut spec: ChildSpec, ours: &OwnedFd) -> Result<(libc::pid_t,
     }
     match read_setup(ours.as_raw_fd()) {
         SetupMsg::Bridge(inside) => Ok((pid, inside)),
-        SetupMsg::Failed(stage, errno) => {
-            Err(LaunchError::Child { stage: stage.describe(), errno: nix::errno::Errno::from_raw(errno) })
-        }
+        SetupMsg::Failed(stage, errno) => Err(LaunchError::Namespaces(std::io::Error::other(format!(
+            "{}: {}",
+            stage.describe(),
+            nix::errno::Errno::from_raw(errno)
+        )))),
         _ => Err(LaunchError::Namespaces(std::io::Error::other("the namespace's init exited during setup"))),
     }
 }
@@ -357,7 +399,9 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         (n, passed)
     };
     match (n, buf[0]) {
-        (n, b'L') if n > 0 && passed.len() == 1 => SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!())),
+        (n, b'L') if n > 0 && passed.len() == 1 => {
+            SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!()))
+        }
         (n, b'B') if n > 0 && !passed.is_empty() => {
             SetupMsg::Bridge(passed.into_iter().map(std::net::TcpListener::from).collect())
         }

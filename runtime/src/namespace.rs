@@ -86,7 +86,14 @@ fn init(spec: InitSpec) -> ! {
         }
         libc::close(spec.go);
         // our mounts stay ours; a fresh /proc shows only the command's processes
-        if libc::mount(std::ptr::null(), c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) < 0 {
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) < 0
+        {
             fail(sock, Stage::Mounts, errno());
         }
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;

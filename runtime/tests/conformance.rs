@@ -12,17 +12,26 @@ fn suite() -> PathBuf {
     p
 }
 
-#[test]
-fn all_public_cases() {
+fn all_public_cases(mode: &str) {
     let dir = suite();
     let out = Command::new("python3")
         .arg(dir.join("run.py"))
         .arg("--bin")
-        .arg(env!("CARGO_BIN_EXE_srt"))
+        .arg(format!("{} --network-mode {mode}", env!("CARGO_BIN_EXE_srt")))
         .arg(dir.join("cases_public.py"))
         .output()
         .expect("python3 runs the conformance suite");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("28 passed, 0 failed"), "{text}");
+}
+
+#[test]
+fn all_public_cases_in_landlock_mode() {
+    all_public_cases("landlock");
+}
+
+#[test]
+fn all_public_cases_in_namespace_mode() {
+    all_public_cases("namespace");
 }

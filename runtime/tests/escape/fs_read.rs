@@ -33,10 +33,10 @@ escapes! {
         .with("filesystem.allowRead", json!(["{O}/secretdir/pub"]))
         .setup(|e| { e.file(&e.o("secretdir/pub/p.txt"), "PUBLIC\n"); e.file(&e.o("secretdir/pub/inner/k"), "INNERSECRET\n") })
         .fails().prints("PUBLIC").lacks("INNERSECRET");
-    inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" -s "$SETTINGS" -c "$CMD""#)
+    inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
         .fails().lacks("TOPSECRET");
     inherited_write_fd => Scenario::new("echo evil >&4")
         .setup(|e| e.file(&e.o("target.txt"), "orig\n"))
-        .wrap(r#"exec 4>>"$O/target.txt"; "$SRT" -s "$SETTINGS" -c "$CMD""#)
+        .wrap(r#"exec 4>>"$O/target.txt"; "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
         .fails().holds("o/target.txt", "orig\n");
 }

@@ -188,7 +188,7 @@ impl Scenario {
         self
     }
 
-    pub fn run(&self, who: As) {
+    pub fn run(&self, who: As, mode: &str) {
         let uid = match who {
             As::Root if is_root() => None,
             As::Root => None,
@@ -208,12 +208,12 @@ impl Scenario {
         let text =
             self.settings.to_string().replace("{W}", env.w.to_str().unwrap()).replace("{O}", env.o.to_str().unwrap());
         std::fs::write(&settings_path, text).unwrap();
-        let out = run_srt(&env, &settings_path, &self.cmd, self.wrapper.as_deref(), &self.extra_env);
+        let out = run_srt(&env, &settings_path, &self.cmd, self.wrapper.as_deref(), &self.extra_env, mode);
         let mut failures: Vec<String> = self.checks.iter().filter_map(|c| c(&env, &out).err()).collect();
         failures.extend(probes_quiet().err());
         clear_probes();
         let _ = std::fs::remove_dir_all(&root);
-        assert!(failures.is_empty(), "as {who:?}: {}", failures.join("; "));
+        assert!(failures.is_empty(), "as {who:?} in {mode} mode: {}", failures.join("; "));
         assert!(!self.checks.is_empty(), "a scenario must check something");
     }
 }
@@ -235,17 +235,29 @@ fn tempdir() -> PathBuf {
     p.canonicalize().unwrap()
 }
 
-pub fn run_srt(env: &Env, settings: &Path, cmd: &str, wrapper: Option<&str>, extra: &[(String, String)]) -> Output {
+pub fn run_srt(
+    env: &Env,
+    settings: &Path,
+    cmd: &str,
+    wrapper: Option<&str>,
+    extra: &[(String, String)],
+    mode: &str,
+) -> Output {
     let srt = srt_bin();
     let mut c = match wrapper {
         None => {
             let mut c = Command::new(srt);
-            c.arg("-s").arg(settings).arg("-c").arg(cmd);
+            c.arg(format!("--network-mode={mode}")).arg("-s").arg(settings).arg("-c").arg(cmd);
             c
         }
         Some(w) => {
             let mut c = Command::new("/bin/bash");
-            c.arg("-c").arg(w).env("SRT", srt).env("SETTINGS", settings).env("CMD", cmd);
+            c.arg("-c")
+                .arg(w)
+                .env("SRT", srt)
+                .env("SETTINGS", settings)
+                .env("CMD", cmd)
+                .env("MODE", format!("--network-mode={mode}"));
             c
         }
     };
@@ -283,19 +295,28 @@ fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Output 
     Output { code: out.status.code().unwrap_or(-1), text }
 }
 
-/// Declares each scenario twice: as root and as uid 65534.
+/// Declares each scenario four times: in landlock and namespace mode, each as root and
+/// as uid 65534.
 #[macro_export]
 macro_rules! escapes {
     ($($name:ident => $scenario:expr;)*) => {
-        mod as_root {
+        $crate::escapes!(@mode landlock "landlock"; $($name => $scenario;)*);
+        $crate::escapes!(@mode namespace "namespace"; $($name => $scenario;)*);
+    };
+    (@mode $m:ident $mode:literal; $($name:ident => $scenario:expr;)*) => {
+        mod $m {
             #[allow(unused_imports)]
             use super::*;
-            $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Root) } )*
-        }
-        mod as_unprivileged {
-            #[allow(unused_imports)]
-            use super::*;
-            $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Unprivileged) } )*
+            mod as_root {
+                #[allow(unused_imports)]
+                use super::*;
+                $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Root, $mode) } )*
+            }
+            mod as_unprivileged {
+                #[allow(unused_imports)]
+                use super::*;
+                $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Unprivileged, $mode) } )*
+            }
         }
     };
 }
