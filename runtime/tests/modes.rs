@@ -1,0 +1,76 @@
+//! What only namespace mode promises, checked against the real binary: the command sees
+//! only its own processes, nothing survives srt even when srt is SIGKILLed, and servers
+//! inside the sandbox are reachable from it (but not from the host).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
+ "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
+
+fn srt(mode: &str, cmd: &str) -> Command {
+    let dir = std::env::temp_dir().join(format!("srt-modes-{}-{}", std::process::id(), cmd.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.json"), SETTINGS).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    c.current_dir(&dir).arg(format!("--network-mode={mode}")).arg("-s").arg(dir.join("s.json")).args(["-c", cmd]);
+    c.stdin(Stdio::null());
+    c
+}
+
+fn alive_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
+
+#[test]
+fn namespace_mode_shows_only_the_commands_processes() {
+    let out = srt("namespace", "ps -e -o pid=,comm=").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let pids: Vec<&str> = text.lines().collect();
+    assert!(pids.len() <= 4, "the command sees outside processes: {text}");
+    assert!(text.contains(" 1 ") || text.trim_start().starts_with("1 "), "{text}");
+    // in landlock mode the host's processes are visible (documented limit); here they are not
+    let outside = std::process::id().to_string();
+    assert!(!text.lines().any(|l| l.split_whitespace().next() == Some(outside.as_str())));
+}
+
+#[test]
+fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
+    let marker = format!("srt-modes-survivor-{}", std::process::id());
+    let mut child = srt("namespace", &format!("(exec -a {marker} sleep 30 </dev/null >/dev/null 2>&1 &); setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 & sleep 30"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while alive_with(&marker).len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(5), "the background jobs never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: srt gets no chance to clean up
+    child.wait().unwrap();
+    let start = Instant::now();
+    while !alive_with(&marker).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(5), "survived srt: {:?}", alive_with(&marker));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sandbox_local_servers_work_in_namespace_mode_only() {
+    let server = "python3 -c 'import socket,threading\ns=socket.socket(); s.bind((\"127.0.0.1\", 39999)); s.listen()\n\
+        threading.Thread(target=lambda: s.accept()[0].sendall(b\"local-ok\"), daemon=True).start()\n\
+        c=socket.create_connection((\"127.0.0.1\", 39999)); print(c.recv(10).decode())'";
+    let ns = srt("namespace", server).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&ns.stdout).trim(), "local-ok", "{}", String::from_utf8_lossy(&ns.stderr));
+    let ll = srt("landlock", server).output().unwrap();
+    assert!(!ll.status.success(), "landlock mode refuses to bind");
+}
