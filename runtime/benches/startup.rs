@@ -1,4 +1,4 @@
-//! Whole-process startup benchmark: `srt -c true` against bare `true` (and `bash -c true`,
+//! Whole-process startup benchmark: `srt -c true` in each network mode against bare `true` (and `bash -c true`,
 //! which srt runs inside) in the same run, interleaved so drift hits both alike.
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
@@ -60,7 +60,8 @@ fn main() {
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("true", vec!["/bin/true"]),
         ("bash -c true", vec!["/bin/bash", "-c", "true"]),
-        ("srt -c true", vec![srt, "-s", s, "-c", "true"]),
+        ("srt landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
+        ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
     let mut samples: Vec<Sample> = cases.iter().map(|_| Sample { secs: vec![], max_rss_kb: 0 }).collect();
     for (_, argv) in &cases {

@@ -44,6 +44,10 @@ pub struct Cli {
     /// `auto`: namespace mode where the kernel allows it, else landlock mode.
     #[arg(long, value_enum, default_value = "auto")]
     pub network_mode: NetworkMode,
+    /// Resolve HOST on PORT (or *) to ADDR in srt's proxy, like curl's --resolve
+    /// (split-horizon names, tests). Trusted as written. Repeatable.
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Vec<String>,
     /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -121,5 +125,6 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         allow_weaker: cli.allow_weaker,
         debug: cli.debug,
         mode: cli.network_mode,
+        resolve: cli.resolve,
     })
 }

@@ -26,6 +26,8 @@ pub struct Options {
     pub allow_weaker: bool,
     pub debug: bool,
     pub mode: NetworkMode,
+    /// `--resolve` overrides for the proxy.
+    pub resolve: Vec<String>,
 }
 
 /// How the command's network is confined (see README, "Network modes").
@@ -169,7 +171,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         None
     };
     let (program, argv) = shell_argv(&opts.argv)?;
-    let mut net = crate::net::Net::prepare(&opts.settings)?;
+    let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve)?;
     if namespaced {
         net.port = crate::namespace::HTTP_PORT;
         net.socks_port = crate::namespace::SOCKS_PORT;

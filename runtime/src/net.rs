@@ -22,11 +22,16 @@ pub struct Net {
     pub token: String,
     pub policy: Policy,
     pub allow_unix: bool,
+    pub resolver: Resolver,
 }
 
 impl Net {
-    pub fn prepare(s: &Settings) -> Result<Net, LaunchError> {
+    pub fn prepare(s: &Settings, overrides: &[String]) -> Result<Net, LaunchError> {
         let policy = Policy::from_settings(s).map_err(LaunchError::Proxy)?;
+        let mut resolver = Resolver::new(std::time::Duration::from_secs(5));
+        for r in overrides {
+            resolver.add_override(r).map_err(LaunchError::Proxy)?;
+        }
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .map_err(|e| LaunchError::Proxy(format!("binding the proxy: {e}")))?;
         listener.set_nonblocking(true)?;
@@ -38,6 +43,7 @@ impl Net {
             token: token()?,
             policy,
             allow_unix: s.network.allow_all_unix_sockets.unwrap_or(false),
+            resolver,
         })
     }
 
@@ -94,7 +100,7 @@ impl Net {
         let shared = Shared::new(
             self.policy,
             Some(self.token),
-            Resolver::new(std::time::Duration::from_secs(5)),
+            self.resolver,
             Limits::default(),
             log,
         );
