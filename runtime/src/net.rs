@@ -97,13 +97,7 @@ impl Net {
     /// the command's network namespace.
     pub fn start(self, inside: Vec<TcpListener>, debug: bool) -> Result<(), LaunchError> {
         let log = if debug { Log::stderr() } else { Log::off() };
-        let shared = Shared::new(
-            self.policy,
-            Some(self.token),
-            self.resolver,
-            Limits::default(),
-            log,
-        );
+        let shared = Shared::new(self.policy, Some(self.token), self.resolver, Limits::default(), log);
         let listeners = if inside.is_empty() { vec![self.listener] } else { inside };
         std::thread::Builder::new()
             .name("proxy".into())

@@ -1,0 +1,119 @@
+//! The launcher and its embedded proxy end to end, with curl inside the sandbox and a TLS
+//! origin on loopback named through `--resolve`: in both network modes, as root and as
+//! uid 65534.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use srt_tests::TlsOrigin;
+
+const NOBODY: u32 = 65534;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The workspace's `srt`, copied where uid 65534 can run it.
+fn srt() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let built = exe.parent().unwrap().parent().unwrap().join("srt");
+        assert!(built.exists(), "{} is missing: run the workspace's tests (cargo test --workspace)", built.display());
+        let dir = std::env::temp_dir().join(format!("srt-net-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dst = dir.join("srt");
+        std::fs::copy(built, &dst).unwrap();
+        dst
+    })
+}
+
+struct Fixture {
+    dir: PathBuf,
+    tls: TlsOrigin,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("srt-net-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let tls = TlsOrigin::start(&dir, &["api.example.test", "a.wild.test", "wild.test", "bad.wild.test"]);
+        std::fs::set_permissions(&tls.ca, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Fixture { dir, tls }
+    })
+}
+
+fn run(mode: &str, unprivileged: bool, cmd: &str) -> (i32, String) {
+    let f = fixture();
+    let settings = f.dir.join(format!("settings-{mode}-{unprivileged}.json"));
+    std::fs::write(
+        &settings,
+        r#"{"network":{"allowedDomains":["api.example.test","*.wild.test"],"deniedDomains":["bad.wild.test"]},
+            "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#,
+    )
+    .unwrap();
+    let mut c = Command::new(srt());
+    c.arg(format!("--network-mode={mode}")).arg("-s").arg(&settings);
+    for host in ["api.example.test", "a.wild.test", "wild.test", "bad.wild.test"] {
+        c.arg("--resolve").arg(format!("{host}:*:127.0.0.1"));
+    }
+    c.args(["-c", cmd]).current_dir(&f.dir).env("CA", &f.tls.ca).env("PORT", f.tls.port.to_string());
+    c.stdin(Stdio::null());
+    if unprivileged && is_root() {
+        c.uid(NOBODY).gid(NOBODY);
+    }
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+    )
+}
+
+fn check(mode: &str, unprivileged: bool) {
+    let ctx = format!("{mode} mode, unprivileged={unprivileged}");
+    let get = |host: &str| format!("curl -sS --max-time 10 --cacert \"$CA\" https://{host}:$PORT/");
+    let (code, out) = run(mode, unprivileged, &get("api.example.test"));
+    assert_eq!((code, out.as_str()), (0, "tls-origin-ok\n"), "{ctx}: allowed host");
+    let (code, out) = run(mode, unprivileged, &get("a.wild.test"));
+    assert_eq!((code, out.as_str()), (0, "tls-origin-ok\n"), "{ctx}: wildcard subdomain");
+    for denied in ["wild.test", "bad.wild.test", "other.test"] {
+        let (code, out) = run(mode, unprivileged, &get(denied));
+        assert_eq!(code, 56, "{ctx}: {denied}: {out}");
+        assert_eq!(out.trim(), "curl: (56) CONNECT tunnel failed, response 403", "{ctx}: {denied}");
+    }
+    let (_, out) = run(mode, unprivileged, "curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://other.test/");
+    assert_eq!(out, "403", "{ctx}: plain http denial");
+    let (code, out) =
+        run(mode, unprivileged, "curl -sS --max-time 5 --noproxy '*' -k https://127.0.0.1:$PORT/ && echo LEAKED");
+    assert_ne!(code, 0, "{ctx}: direct connection: {out}");
+    assert!(!out.contains("LEAKED") && !out.contains("tls-origin-ok"), "{ctx}: {out}");
+}
+
+#[test]
+fn landlock_mode_as_root() {
+    check("landlock", false);
+}
+
+#[test]
+fn landlock_mode_unprivileged() {
+    check("landlock", true);
+}
+
+#[test]
+fn namespace_mode_as_root() {
+    check("namespace", false);
+}
+
+#[test]
+fn namespace_mode_unprivileged() {
+    check("namespace", true);
+}
