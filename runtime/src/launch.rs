@@ -175,6 +175,9 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     if namespaced {
         net.port = crate::namespace::HTTP_PORT;
         net.socks_port = crate::namespace::SOCKS_PORT;
+    } else if let Some((http, socks)) = net.external {
+        net.port = http;
+        net.socks_port = socks;
     }
     let envp = environment(&tmp.0, &net.env());
     let route = (!namespaced).then(|| net.route());

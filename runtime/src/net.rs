@@ -23,6 +23,9 @@ pub struct Net {
     pub policy: Policy,
     pub allow_unix: bool,
     pub resolver: Resolver,
+    /// `network.httpProxyPort`/`socksProxyPort`: an existing proxy (a pod sidecar) on
+    /// these loopback ports takes the traffic; srt starts none of its own.
+    pub external: Option<(u16, u16)>,
 }
 
 impl Net {
@@ -44,14 +47,22 @@ impl Net {
             policy,
             allow_unix: s.network.allow_all_unix_sockets.unwrap_or(false),
             resolver,
+            external: match (s.network.http_proxy_port, s.network.socks_proxy_port) {
+                (Some(h), Some(x)) => Some((h, x)),
+                (Some(h), None) => Some((h, h)),
+                (None, Some(x)) => Some((x, x)),
+                (None, None) => None,
+            },
         })
     }
 
     /// Variables srt sets so clients find the proxy (reference/srt.md §2.5).
     pub fn env(&self) -> Vec<(String, String)> {
         let (t, p) = (&self.token, self.port);
-        let http = format!("http://srt:{t}@127.0.0.1:{p}");
-        let socks = format!("socks5h://srt:{t}@127.0.0.1:{}", self.socks_port);
+        // an existing proxy does not know our token (srt drops it too)
+        let cred = if self.external.is_some() { String::new() } else { format!("srt:{t}@") };
+        let http = format!("http://{cred}127.0.0.1:{p}");
+        let socks = format!("socks5h://{cred}127.0.0.1:{}", self.socks_port);
         let no_proxy = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
         let mut v: Vec<(String, String)> = [
             "HTTP_PROXY",
@@ -89,13 +100,16 @@ impl Net {
     }
 
     pub fn route(&self) -> Route {
-        Route { port: self.port, allow_unix: self.allow_unix }
+        Route { port: self.port, socks_port: self.socks_port, allow_unix: self.allow_unix }
     }
 
     /// Serves the proxy on its own thread (the command already runs; srt stays its parent),
     /// on our own loopback listener or, in namespace mode, on the listeners made inside
     /// the command's network namespace.
     pub fn start(self, inside: Vec<TcpListener>, debug: bool) -> Result<(), LaunchError> {
+        if let Some(ports) = self.external {
+            return relay_to_external(inside, ports);
+        }
         let log = if debug { Log::stderr() } else { Log::off() };
         let shared = Shared::new(self.policy, Some(self.token), self.resolver, Limits::default(), log);
         let listeners = if inside.is_empty() { vec![self.listener] } else { inside };
@@ -125,10 +139,50 @@ impl Net {
     }
 }
 
+/// Namespace mode with an existing proxy: each port inside is relayed to the proxy's port
+/// on the host's loopback (3128 -> HTTP port, 1080 -> SOCKS port). Landlock mode needs no
+/// relay: the supervisor connects straight to those ports.
+fn relay_to_external(inside: Vec<TcpListener>, (http, socks): (u16, u16)) -> Result<(), LaunchError> {
+    if inside.is_empty() {
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("proxy-relay".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+            rt.block_on(async move {
+                let mut tasks = Vec::new();
+                for l in inside {
+                    let inner_port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                    let to = if inner_port == crate::namespace::SOCKS_PORT { socks } else { http };
+                    let _ = l.set_nonblocking(true);
+                    let Ok(l) = tokio::net::TcpListener::from_std(l) else { continue };
+                    tasks.push(tokio::spawn(async move {
+                        while let Ok((client, _)) = l.accept().await {
+                            tokio::spawn(async move {
+                                if let Ok(up) = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, to)).await {
+                                    let _ =
+                                        srt_proxy::tunnel::relay(&client, &up, std::time::Duration::from_secs(3600))
+                                            .await;
+                                }
+                            });
+                        }
+                    }));
+                }
+                for t in tasks {
+                    let _ = t.await;
+                }
+            });
+        })
+        .map_err(|e| LaunchError::Proxy(format!("starting the relay thread: {e}")))?;
+    Ok(())
+}
+
 /// What the supervisor needs to route connects.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
     pub port: u16,
+    pub socks_port: u16,
     pub allow_unix: bool,
 }
 
@@ -138,6 +192,7 @@ pub enum Verdict {
     /// To the proxy: connect the command's socket to our own copy of the proxy address.
     Proxy {
         v6: bool,
+        port: u16,
     },
     /// Harmless (AF_UNSPEC disconnect, allowed AF_UNIX): let the kernel do it.
     Kernel,
@@ -151,7 +206,7 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
     }
     let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
     let loopback_proxy = |ip: std::net::IpAddr, port: u16| {
-        port == route.port
+        (port == route.port || port == route.socks_port)
             && match ip {
                 std::net::IpAddr::V4(a) => a == Ipv4Addr::LOCALHOST,
                 std::net::IpAddr::V6(a) => a == Ipv6Addr::LOCALHOST || a.to_ipv4_mapped() == Some(Ipv4Addr::LOCALHOST),
@@ -164,7 +219,7 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
             let port = u16::from_be_bytes([sa[2], sa[3]]);
             let ip = Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]);
             if loopback_proxy(ip.into(), port) {
-                Verdict::Proxy { v6: false }
+                Verdict::Proxy { v6: false, port }
             } else {
                 Verdict::Refuse(libc::EACCES)
             }
@@ -174,7 +229,7 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
             let mut b = [0u8; 16];
             b.copy_from_slice(&sa[8..24]);
             if loopback_proxy(Ipv6Addr::from(b).into(), port) {
-                Verdict::Proxy { v6: true }
+                Verdict::Proxy { v6: true, port }
             } else {
                 Verdict::Refuse(libc::EACCES)
             }
@@ -289,10 +344,13 @@ mod tests {
 
     #[test]
     fn only_the_proxy_is_reachable() {
-        let r = Route { port: 4000, allow_unix: false };
-        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false });
-        assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 4000)), Verdict::Proxy { v6: true });
-        assert_eq!(judge(&r, &v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 4000)), Verdict::Proxy { v6: true });
+        let r = Route { port: 4000, socks_port: 4000, allow_unix: false };
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false, port: 4000 });
+        assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 4000)), Verdict::Proxy { v6: true, port: 4000 });
+        assert_eq!(judge(&r, &v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 4000)), Verdict::Proxy { v6: true, port: 4000 });
+        let two = Route { port: 4000, socks_port: 4001, allow_unix: false };
+        assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4001)), Verdict::Proxy { v6: false, port: 4001 });
+        assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4002)), Verdict::Refuse(libc::EACCES));
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4001)), Verdict::Refuse(libc::EACCES), "other port");
         assert_eq!(judge(&r, &v4([10, 0, 0, 1], 4000)), Verdict::Refuse(libc::EACCES), "other host on the proxy port");
         assert_eq!(judge(&r, &v4([127, 0, 0, 2], 4000)), Verdict::Refuse(libc::EACCES));

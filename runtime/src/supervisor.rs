@@ -333,12 +333,12 @@ impl Supervisor {
         match net::judge(&route, &sa) {
             Verdict::Refuse(e) => Err(Outcome::Fail(e)),
             Verdict::Kernel => Err(Outcome::Continue),
-            Verdict::Proxy { v6 } => {
+            Verdict::Proxy { v6, port } => {
                 let sock = net::take_socket(req.pid, sockfd).map_err(Outcome::Fail)?;
                 if !notify::id_valid(l, req.id) {
                     return Err(Outcome::Gone);
                 }
-                match net::connect_to_proxy(&sock, route.port, v6) {
+                match net::connect_to_proxy(&sock, port, v6) {
                     0 => Ok(Outcome::Value(0)),
                     e => Err(Outcome::Fail(e)),
                 }

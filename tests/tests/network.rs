@@ -117,3 +117,76 @@ fn namespace_mode_as_root() {
 fn namespace_mode_unprivileged() {
     check("namespace", true);
 }
+
+/// `network.httpProxyPort`: srt starts no proxy and routes to an existing one (the pod
+/// sidecar), which then makes every decision.
+fn with_sidecar(mode: &str) {
+    let f = fixture();
+    static PROXY: OnceLock<PathBuf> = OnceLock::new();
+    let bin = PROXY.get_or_init(|| {
+        let dst = srt().parent().unwrap().join("srt-proxy");
+        let exe = std::env::current_exe().unwrap();
+        std::fs::copy(exe.parent().unwrap().parent().unwrap().join("srt-proxy"), &dst).unwrap();
+        dst
+    });
+    let policy = f.dir.join(format!("sidecar-{mode}.json"));
+    std::fs::write(
+        &policy,
+        r#"{"network":{"allowedDomains":["api.example.test"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#,
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut sidecar = Command::new(bin)
+        .arg("--settings")
+        .arg(&policy)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--resolve", "api.example.test:*:127.0.0.1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // the launcher's own settings allow nothing: the sidecar's policy is the one applied
+    let settings = f.dir.join(format!("uses-sidecar-{mode}.json"));
+    std::fs::write(
+        &settings,
+        format!(r#"{{"network":{{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":{port}}},"filesystem":{{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}}}"#),
+    )
+    .unwrap();
+    let go = |host: &str| {
+        let o = Command::new(srt())
+            .arg(format!("--network-mode={mode}"))
+            .arg("-s")
+            .arg(&settings)
+            .args(["-c", &format!("curl -sS --max-time 10 --cacert \"$CA\" https://{host}:$PORT/")])
+            .current_dir(&f.dir)
+            .env("CA", &f.tls.ca)
+            .env("PORT", f.tls.port.to_string())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+        )
+    };
+    let ok = go("api.example.test");
+    let denied = go("other.test");
+    let _ = sidecar.kill();
+    let _ = sidecar.wait();
+    assert_eq!(ok, (0, "tls-origin-ok\n".to_string()), "{mode}: through the sidecar");
+    assert_eq!(denied.0, 56, "{mode}: {}", denied.1);
+    // and with the sidecar gone, nothing gets out
+    let gone = go("api.example.test");
+    assert_ne!(gone.0, 0, "{mode}: {}", gone.1);
+}
+
+#[test]
+fn sidecar_proxy_in_landlock_mode() {
+    with_sidecar("landlock");
+}
+
+#[test]
+fn sidecar_proxy_in_namespace_mode() {
+    with_sidecar("namespace");
+}
