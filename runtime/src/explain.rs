@@ -107,9 +107,12 @@ pub fn report(
         let _ = writeln!(w, "  permitted changes itself without capabilities  [supervisor]");
         let _ = writeln!(
             w,
-            "  LIMIT: O_NONBLOCK opens for writing are left to Landlock alone, so one cannot create a file"
+            "  LIMIT: O_NONBLOCK opens of existing files for writing are left to Landlock alone, so one cannot"
         );
-        let _ = writeln!(w, "  directly in a directory listed above (they are meant for terminals and fifos).");
+        let _ = writeln!(
+            w,
+            "  write a file created during the run directly in a directory listed above (meant for ttys and fifos)."
+        );
         let _ = writeln!(w, "  LIMIT: a file that already had several hard links at start is only writable where Landlock\n  itself allows it (links made during the run are tracked).");
     }
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
@@ -135,9 +138,10 @@ fn describe(r: &seccomp::Rule) -> String {
         Rule::AnyBit { arg, mask, then, otherwise } => {
             format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise))
         }
-        Rule::AnyBitUnless { arg, unless, mask, then } => {
-            format!("allow if arg{arg} & {unless:#x}, else {} if arg{arg} & {mask:#x}, else allow", a(then))
-        }
+        Rule::AnyBitUnless { arg, always, unless, mask, then } => format!(
+            "{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
+            t = a(then)
+        ),
         Rule::TcpOnly { unix } => {
             format!(
                 "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}, else EPERM",

@@ -72,10 +72,11 @@ pub enum Rule {
         then: Action,
         otherwise: Action,
     },
-    /// Allow when any bit of `unless` is set in argument `arg`; otherwise `then` when any
-    /// bit of `mask` is set, else allow.
+    /// `then` when any bit of `always` is set in argument `arg`; else allow when any bit
+    /// of `unless` is set; else `then` when any bit of `mask` is set; else allow.
     AnyBitUnless {
         arg: u32,
+        always: u32,
         unless: u32,
         mask: u32,
         then: Action,
@@ -157,16 +158,24 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
-        // O_NONBLOCK opens (terminals, fifos: bash opens /dev/tty so at every start) stay
-        // with Landlock alone. Safe: the supervisor only ever adds writes Landlock's split
-        // rules could not express, so skipping it can deny but never grant.
+        // O_NONBLOCK opens of existing files (terminals, fifos: bash opens /dev/tty so at
+        // every start) stay with Landlock alone; creating always goes to the supervisor
+        // (coreutils touch creates with O_NONBLOCK). Safe: the supervisor only ever adds
+        // writes Landlock's split rules could not express, so skipping it can deny but
+        // never grant.
         let nonblock = libc::O_NONBLOCK as u32;
         for (name, arg) in [("open", 1), ("openat", 2)] {
             if let Some(nr) = arch.nr(name) {
                 out.push((
                     name,
                     nr,
-                    Rule::AnyBitUnless { arg, unless: nonblock, mask: write_bits, then: Action::Notify },
+                    Rule::AnyBitUnless {
+                        arg,
+                        always: libc::O_CREAT as u32,
+                        unless: nonblock,
+                        mask: write_bits,
+                        then: Action::Notify,
+                    },
                 ));
             }
         }
@@ -285,8 +294,9 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, otherwise.ret()),
         ],
-        Rule::AnyBitUnless { arg, unless, mask, then } => vec![
+        Rule::AnyBitUnless { arg, always, unless, mask, then } => vec![
             stmt(BPF_LD_W_ABS, arg_lo(*arg)),
+            jump(BPF_JSET_K, *always, 2, 0),
             jump(BPF_JSET_K, *unless, 2, 0),
             jump(BPF_JSET_K, *mask, 0, 1),
             stmt(BPF_RET_K, then.ret()),

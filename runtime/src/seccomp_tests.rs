@@ -128,6 +128,8 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
     }
     let nb = (libc::O_RDWR | libc::O_NONBLOCK) as u64;
     assert_eq!(decide(o, "openat", [0, 0, nb, 0, 0, 0]), RET_ALLOW, "non-blocking opens stay with Landlock");
+    let touch = (libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK | libc::O_NOCTTY) as u64;
+    assert_eq!(decide(o, "openat", [0, 0, touch, 0, 0, 0]), RET_USER_NOTIF, "creating always goes to the supervisor");
     assert_eq!(decide(o, "open", [0, libc::O_CREAT as u64, 0, 0, 0, 0]), RET_USER_NOTIF);
     assert_eq!(decide(o, "renameat2", [0; 6]), RET_USER_NOTIF);
     assert_eq!(decide(o, "unlinkat", [0; 6]), RET_USER_NOTIF);

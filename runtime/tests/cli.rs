@@ -268,3 +268,20 @@ fn allow_read_reopens_part_of_a_denied_tree() {
     assert_ne!(code, 0);
     assert!(text.contains("PUBLIC") && !text.contains("KEY"), "{text}");
 }
+
+#[test]
+fn everyday_file_tools_work_in_the_working_directory() {
+    let d = dir("tools");
+    let mut c = with_settings(&d.0, BASE);
+    c.args([
+        "-c",
+        "touch new.txt && mkdir -p a/b && touch a/b/c && mv new.txt moved.txt && cp moved.txt copy.txt \
+                   && ln -s copy.txt link && ln copy.txt hard && echo x >> hard && rm moved.txt && ls",
+    ]);
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        d.0.join("w/a/b/c").exists() && d.0.join("w/copy.txt").exists() && !d.0.join("w/moved.txt").exists(),
+        "{text}"
+    );
+}

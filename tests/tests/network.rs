@@ -172,13 +172,50 @@ fn with_sidecar(mode: &str) {
     };
     let ok = go("api.example.test");
     let denied = go("other.test");
+    // the proxy dies while the command runs: its next request has no way out
+    let work = f.dir.join(format!("midrun-{mode}"));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let fetch = "curl -sS --max-time 5 --cacert \"$CA\" https://api.example.test:$PORT/";
+    let mut running = Command::new(srt())
+        .arg(format!("--network-mode={mode}"))
+        .arg("-s")
+        .arg(&settings)
+        .args(["-c", &format!("{fetch} > first.txt; touch ready; while [ ! -e go ]; do sleep 0.05; done; {fetch} > second.txt 2>&1; echo $? > rc.txt")])
+        .current_dir(&work)
+        .env("CA", &f.tls.ca)
+        .env("PORT", f.tls.port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // if an assertion fails, do not leave the command waiting for `go`
+    struct KillOnDrop<'a>(&'a mut std::process::Child);
+    impl Drop for KillOnDrop<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let guard = KillOnDrop(&mut running);
+    let start = std::time::Instant::now();
+    while !work.join("ready").exists() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{mode}: the first request never finished");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let _ = sidecar.kill();
     let _ = sidecar.wait();
+    std::fs::write(work.join("go"), "").unwrap();
+    let _ = guard.0.wait();
+    drop(guard);
     assert_eq!(ok, (0, "tls-origin-ok\n".to_string()), "{mode}: through the sidecar");
     assert_eq!(denied.0, 56, "{mode}: {}", denied.1);
-    // and with the sidecar gone, nothing gets out
-    let gone = go("api.example.test");
-    assert_ne!(gone.0, 0, "{mode}: {}", gone.1);
+    assert_eq!(std::fs::read_to_string(work.join("first.txt")).unwrap(), "tls-origin-ok\n", "{mode}");
+    let rc = std::fs::read_to_string(work.join("rc.txt")).unwrap();
+    let second = std::fs::read_to_string(work.join("second.txt")).unwrap();
+    assert_ne!(rc.trim(), "0", "{mode}: the request after the proxy died got out: {second}");
+    assert!(!second.contains("tls-origin-ok"), "{mode}: {second}");
 }
 
 #[test]
