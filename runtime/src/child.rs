@@ -57,29 +57,33 @@ impl ChildSpec {
 /// parent is suspended until the child execs or exits, so the shared memory is never
 /// used by both at once, and the child never allocates or frees.
 pub fn spawn(spec: ChildSpec) -> std::io::Result<libc::pid_t> {
-    const STACK: usize = 256 * 1024;
-    let mut stack = vec![0u8; STACK];
-    let mut slot = std::mem::ManuallyDrop::new(spec);
     extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: `arg` points at the parent's ManuallyDrop<ChildSpec>; the parent never
-        // touches or drops it again, so taking it by value here is the only use.
+        // SAFETY: `arg` points at the parent's spec, which the parent does not touch
+        // until the child has exec'd or exited; this bitwise copy runs no destructor.
         let spec = unsafe { std::ptr::read(arg as *mut ChildSpec) };
         run(spec)
     }
-    // SAFETY: the stack is live and 16-byte aligned at its top; the parent stays
-    // suspended (CLONE_VFORK) until the child has exec'd or exited.
+    clone_into(libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, spec, entry)
+}
+
+/// Runs `entry(&spec)` in a clone of this process made with `flags`, on a fresh stack.
+/// `entry` takes a bitwise copy of `spec` and never returns (it execs or exits), so the
+/// parent's drop of `spec` after the clone returns is the only one.
+pub(crate) fn clone_into<T>(
+    flags: libc::c_int,
+    spec: T,
+    entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+) -> std::io::Result<libc::pid_t> {
+    const STACK: usize = 256 * 1024;
+    let mut stack = vec![0u8; STACK];
+    let mut slot = std::mem::ManuallyDrop::new(spec);
+    // SAFETY: the stack is live and 16-byte aligned at its top for the whole clone; with
+    // CLONE_VM the parent stays suspended (CLONE_VFORK) until the child execs or exits.
     let pid = unsafe {
         let top = stack.as_mut_ptr().add(STACK) as usize & !15;
-        libc::clone(
-            entry,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (&mut *slot as *mut ChildSpec).cast(),
-        )
+        libc::clone(entry, top as *mut libc::c_void, flags, (&mut *slot as *mut T).cast())
     };
     let err = std::io::Error::last_os_error();
-    // The child has exec'd or exited by now (or never ran); its bitwise copy of the
-    // spec ran no destructor, so the parent's drop here is the only one.
     drop(std::mem::ManuallyDrop::into_inner(slot));
     drop(stack);
     if pid < 0 {

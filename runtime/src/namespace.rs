@@ -23,26 +23,12 @@ pub struct InitSpec {
 
 /// Starts the namespaced init; returns its pid (as srt sees it).
 pub fn spawn(spec: InitSpec) -> std::io::Result<libc::pid_t> {
-    const STACK: usize = 256 * 1024;
-    let mut stack = vec![0u8; STACK];
-    let mut slot = std::mem::ManuallyDrop::new(spec);
     extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: without CLONE_VM this is our own copy of the parent's memory.
+        // SAFETY: without CLONE_VM this reads our own copy of the parent's spec.
         let spec = unsafe { std::ptr::read(arg as *mut InitSpec) };
         init(spec)
     }
-    // SAFETY: a fork-like clone (no CLONE_VM) onto a live, aligned stack.
-    let pid = unsafe {
-        let top = stack.as_mut_ptr().add(STACK) as usize & !15;
-        libc::clone(entry, top as *mut libc::c_void, FLAGS | libc::SIGCHLD, (&mut *slot as *mut InitSpec).cast())
-    };
-    let err = std::io::Error::last_os_error();
-    drop(std::mem::ManuallyDrop::into_inner(slot));
-    drop(stack);
-    if pid < 0 {
-        return Err(err);
-    }
-    Ok(pid)
+    child::clone_into(FLAGS | libc::SIGCHLD, spec, entry)
 }
 
 /// Maps the caller's own uid and gid into the child's user namespace.

@@ -344,6 +344,25 @@ pub fn clear_probes() {
     PROBES.with(|v| v.borrow_mut().clear());
 }
 
+/// A TCP listener on the host that must never see a connection.
+pub struct TcpProbe(pub std::net::TcpListener);
+impl Probe for TcpProbe {
+    fn quiet(&self) -> Result<(), String> {
+        match self.0.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+            other => Err(format!("a TCP connection reached the host listener: {other:?}")),
+        }
+    }
+}
+
+/// Setup: a host TCP listener on `addr` (port 0), its port written to O/port.
+pub fn tcp_probe(e: &Env, addr: &str) {
+    let l = std::net::TcpListener::bind(addr).unwrap();
+    l.set_nonblocking(true).unwrap();
+    e.file(&e.o("port"), &l.local_addr().unwrap().port().to_string());
+    register(Box::new(TcpProbe(l)));
+}
+
 /// A Python one-liner calling `syscall(nr, args...)`: exits 0 only if it succeeded,
 /// and prints the errno.
 pub fn py_syscall(nr: i64, args: &str) -> String {

@@ -1,27 +1,11 @@
 //! Through the embedded proxy (landlock mode): only the proxy is reachable, only with the
 //! token, only for allowed hosts; no way around it on the same port or by TCP Fast Open.
 
-use std::io::ErrorKind;
-use std::net::TcpListener;
-
-use super::harness::{py, register, Env, Probe, Scenario};
+use super::harness::{py, tcp_probe, Env, Scenario};
 use crate::escapes;
 
-struct Tcp(TcpListener);
-impl Probe for Tcp {
-    fn quiet(&self) -> Result<(), String> {
-        match self.0.accept() {
-            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!("a TCP connection reached the host listener: {other:?}")),
-        }
-    }
-}
-
 fn tcp(e: &Env) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.set_nonblocking(true).unwrap();
-    e.file(&e.o("port"), &l.local_addr().unwrap().port().to_string());
-    register(Box::new(Tcp(l)));
+    tcp_probe(e, "127.0.0.1:0");
 }
 
 fn proxy_port_of_env() -> &'static str {

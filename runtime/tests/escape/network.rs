@@ -2,21 +2,11 @@
 //! raw, packet and netlink sockets all fail, and nothing reaches a listener on the host.
 
 use std::io::ErrorKind;
-use std::net::{TcpListener, UdpSocket};
+use std::net::UdpSocket;
 use std::os::unix::net::UnixListener;
 
-use super::harness::{py, register, Env, Probe, Scenario};
+use super::harness::{py, register, tcp_probe, Env, Probe, Scenario};
 use crate::escapes;
-
-struct Tcp(TcpListener);
-impl Probe for Tcp {
-    fn quiet(&self) -> Result<(), String> {
-        match self.0.accept() {
-            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!("a TCP connection reached the host listener: {other:?}")),
-        }
-    }
-}
 
 struct Udp(UdpSocket);
 impl Probe for Udp {
@@ -40,17 +30,11 @@ impl Probe for Unix {
 }
 
 fn tcp(e: &Env) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.set_nonblocking(true).unwrap();
-    e.file(&e.o("port"), &l.local_addr().unwrap().port().to_string());
-    register(Box::new(Tcp(l)));
+    tcp_probe(e, "127.0.0.1:0");
 }
 
 fn tcp6(e: &Env) {
-    let l = TcpListener::bind("[::1]:0").unwrap();
-    l.set_nonblocking(true).unwrap();
-    e.file(&e.o("port"), &l.local_addr().unwrap().port().to_string());
-    register(Box::new(Tcp(l)));
+    tcp_probe(e, "[::1]:0");
 }
 
 fn udp(e: &Env) {
