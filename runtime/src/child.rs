@@ -94,22 +94,20 @@ pub(crate) fn clone_into<T>(
 
 impl Stage {
     pub fn from_u8(b: u8) -> Option<Stage> {
-        use Stage::*;
-        [
-            Session,
-            ParentDeath,
-            CloseFds,
-            Capabilities,
-            Landlock,
-            LandlockNotEnforced,
-            Seccomp,
-            SendListener,
-            Exec,
-            Mounts,
-            Loopback,
-        ]
-        .into_iter()
-        .find(|s| *s as u8 == b)
+        Some(match b {
+            1 => Stage::Session,
+            2 => Stage::ParentDeath,
+            3 => Stage::CloseFds,
+            4 => Stage::Capabilities,
+            5 => Stage::Landlock,
+            6 => Stage::LandlockNotEnforced,
+            7 => Stage::Seccomp,
+            8 => Stage::SendListener,
+            9 => Stage::Exec,
+            10 => Stage::Mounts,
+            11 => Stage::Loopback,
+            _ => return None,
+        })
     }
     pub fn describe(self) -> &'static str {
         match self {
@@ -144,20 +142,23 @@ pub struct ChildSpec {
     pub old_mask: libc::sigset_t,
 }
 
+/// Tells srt which setup stage failed and exits 127 (async-signal-safe).
+pub(crate) fn report_failure(sock: RawFd, stage: Stage, errno: i32) -> ! {
+    let mut msg = [0u8; 6];
+    msg[0] = b'E';
+    msg[1] = stage as u8;
+    msg[2..6].copy_from_slice(&errno.to_ne_bytes());
+    // SAFETY: plain syscalls; the message buffer is live. Nothing else can be done on failure.
+    unsafe {
+        libc::send(sock, msg.as_ptr().cast(), msg.len(), 0);
+        libc::_exit(127)
+    }
+}
+
 /// Never returns: execs the command or exits 127 after telling the parent why.
 pub fn run(mut spec: ChildSpec) -> ! {
     let sock = spec.sock;
-    let fail = |stage: Stage, errno: i32| -> ! {
-        let mut msg = [0u8; 6];
-        msg[0] = b'E';
-        msg[1] = stage as u8;
-        msg[2..6].copy_from_slice(&errno.to_ne_bytes());
-        // SAFETY: plain syscalls; the message buffer is live. Nothing else can be done on failure.
-        unsafe {
-            libc::send(sock, msg.as_ptr().cast(), msg.len(), 0);
-            libc::_exit(127)
-        }
-    };
+    let fail = |stage: Stage, errno: i32| -> ! { report_failure(sock, stage, errno) };
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
 
     // SAFETY (whole block): async-signal-safe syscalls on values prepared before fork.
@@ -288,4 +289,21 @@ fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), i32> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stage_round_trips_through_its_byte() {
+        for b in 0..=255u8 {
+            if let Some(s) = Stage::from_u8(b) {
+                assert_eq!(s as u8, b);
+            }
+        }
+        assert_eq!(Stage::from_u8(0), None);
+        assert_eq!(Stage::from_u8(Stage::Loopback as u8 + 1), None);
+        assert_eq!((1..=Stage::Loopback as u8).filter_map(Stage::from_u8).count(), Stage::Loopback as usize);
+    }
 }

@@ -41,15 +41,7 @@ pub fn write_id_maps(pid: libc::pid_t) -> std::io::Result<()> {
 }
 
 fn fail(sock: RawFd, stage: Stage, errno: i32) -> ! {
-    let mut msg = [0u8; 6];
-    msg[0] = b'E';
-    msg[1] = stage as u8;
-    msg[2..6].copy_from_slice(&errno.to_ne_bytes());
-    // SAFETY: send a local buffer, then exit without running destructors.
-    unsafe {
-        libc::send(sock, msg.as_ptr().cast(), msg.len(), 0);
-        libc::_exit(127)
-    }
+    child::report_failure(sock, stage, errno)
 }
 
 fn errno() -> i32 {
