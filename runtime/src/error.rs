@@ -12,10 +12,10 @@ pub enum LaunchError {
     CommandTwice,
     #[error(
         "this kernel's Landlock ABI is {found}, but {needed} is needed for {feature}. \
-         Use a kernel with Landlock enabled (Linux >= 6.2, `lsm=...,landlock`), or run with \
+         Use Linux >= {kernel} with Landlock enabled (`lsm=...,landlock`), or run with \
          --allow-weaker to accept weaker enforcement"
     )]
-    LandlockTooOld { found: i32, needed: i32, feature: &'static str },
+    LandlockTooOld { found: i32, needed: i32, feature: &'static str, kernel: &'static str },
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("could not build the seccomp filter: {0}")]

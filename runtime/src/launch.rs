@@ -91,10 +91,16 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
             found: p.kernel_abi,
             needed: MIN_ABI_FS,
             feature: "filesystem rules (write, truncate and rename control)",
+            kernel: "6.2",
         });
     }
     if p.kernel_abi < 4 {
-        return Err(LaunchError::LandlockTooOld { found: p.kernel_abi, needed: 4, feature: "TCP connect/bind rules" });
+        return Err(LaunchError::LandlockTooOld {
+            found: p.kernel_abi,
+            needed: 4,
+            feature: "TCP connect/bind rules",
+            kernel: "6.7",
+        });
     }
     Ok(())
 }
@@ -171,7 +177,11 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         None
     };
     let (program, argv) = shell_argv(&opts.argv)?;
-    let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve)?;
+    // a loopback listener of our own only where the command will connect to it
+    let own_port = !namespaced
+        && opts.settings.network.http_proxy_port.is_none()
+        && opts.settings.network.socks_proxy_port.is_none();
+    let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
     if namespaced {
         net.port = crate::namespace::HTTP_PORT;
         net.socks_port = crate::namespace::SOCKS_PORT;
@@ -570,6 +580,7 @@ mod tests {
             assert_eq!(r.is_ok(), ok, "abi {abi} fs {fs}");
             if let Err(e) = r {
                 assert!(e.to_string().contains("--allow-weaker"), "{e}");
+                assert!(e.to_string().contains(if abi < 3 && fs { "Linux >= 6.2" } else { "Linux >= 6.7" }), "{e}");
             }
             assert!(check_kernel(&prepared(abi, fs), true).is_ok());
         }

@@ -15,7 +15,8 @@ use crate::error::LaunchError;
 
 /// The embedded proxy, bound before the command starts.
 pub struct Net {
-    pub listener: TcpListener,
+    /// Our own loopback listener (landlock mode with no existing proxy), else `None`.
+    pub listener: Option<TcpListener>,
     /// Where the command finds the proxy (the same port for both in landlock mode).
     pub port: u16,
     pub socks_port: u16,
@@ -29,16 +30,22 @@ pub struct Net {
 }
 
 impl Net {
-    pub fn prepare(s: &Settings, overrides: &[String]) -> Result<Net, LaunchError> {
+    pub fn prepare(s: &Settings, overrides: &[String], own_port: bool) -> Result<Net, LaunchError> {
         let policy = Policy::from_settings(s).map_err(LaunchError::Proxy)?;
         let mut resolver = Resolver::new(std::time::Duration::from_secs(5));
         for r in overrides {
             resolver.add_override(r).map_err(LaunchError::Proxy)?;
         }
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .map_err(|e| LaunchError::Proxy(format!("binding the proxy: {e}")))?;
-        listener.set_nonblocking(true)?;
-        let port = listener.local_addr()?.port();
+        let listener = if own_port {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+                .map_err(|e| LaunchError::Proxy(format!("binding the proxy: {e}")))?;
+            l.set_nonblocking(true)?;
+            Some(l)
+        } else {
+            None
+        };
+        // namespace mode and an existing proxy set the ports the command uses
+        let port = listener.as_ref().map(|l| l.local_addr()).transpose()?.map_or(0, |a| a.port());
         Ok(Net {
             listener,
             port,
@@ -112,7 +119,7 @@ impl Net {
         }
         let log = if debug { Log::stderr() } else { Log::off() };
         let shared = Shared::new(self.policy, Some(self.token), self.resolver, Limits::default(), log);
-        let listeners = if inside.is_empty() { vec![self.listener] } else { inside };
+        let listeners: Vec<TcpListener> = if inside.is_empty() { self.listener.into_iter().collect() } else { inside };
         std::thread::Builder::new()
             .name("proxy".into())
             .spawn(move || {

@@ -190,7 +190,6 @@ impl Scenario {
 
     pub fn run(&self, who: As, mode: &str) {
         let uid = match who {
-            As::Root if is_root() => None,
             As::Root => None,
             As::Unprivileged if is_root() => Some(NOBODY),
             As::Unprivileged => None,
