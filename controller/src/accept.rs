@@ -1,0 +1,220 @@
+//! Whether an agent can be deployed as asked, decided before anything is written. A
+//! rejection names the field, the value and what to change; it becomes `Accepted=False`.
+
+use k8s_openapi::api::core::v1::{PodSecurityContext, SecurityContext};
+use settings_schema::{DomainPattern, ListKind};
+
+use crate::crd::{AgentType, DeclarativeView, SandboxAgentSpec, SandboxPlatform, SharedDeploymentSpec};
+
+/// Why an agent is not accepted: a condition reason and a message for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+pub const REASON_INVALID_DOMAINS: &str = "InvalidAllowedDomains";
+pub const REASON_UNSUPPORTED_PLATFORM: &str = "UnsupportedPlatform";
+pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
+pub const REASON_UNSAFE_SECURITY_CONTEXT: &str = "UnsafeSecurityContext";
+
+fn reject(reason: &'static str, message: impl Into<String>) -> Rejection {
+    Rejection { reason, message: message.into() }
+}
+
+/// Checks an agent spec; on success returns the deployment settings the pod is built from.
+pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection> {
+    if spec.platform() == SandboxPlatform::Substrate {
+        return Err(reject(
+            REASON_UNSUPPORTED_PLATFORM,
+            "spec.platform \"substrate\" (kagent's Agent Substrate) is not served by srt-controller; \
+             remove spec.platform or set it to \"agent-sandbox\"",
+        ));
+    }
+    check_domains(spec.allowed_domains())?;
+    let deployment = deployment_of(spec)?;
+    check_security_context(deployment.security_context.as_ref(), "securityContext")?;
+    check_pod_security_context(deployment.pod_security_context.as_ref())?;
+    Ok(deployment)
+}
+
+/// Every entry must parse with srt's allow-list grammar; all bad entries are named at once.
+pub fn check_domains(domains: &[String]) -> Result<(), Rejection> {
+    let problems: Vec<String> = domains
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            DomainPattern::parse(d, ListKind::Allowed)
+                .err()
+                .map(|e| format!("spec.sandbox.network.allowedDomains[{i}] \"{d}\" {e}"))
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(reject(REASON_INVALID_DOMAINS, problems.join("; ")))
+    }
+}
+
+fn deployment_of(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection> {
+    match spec.agent_type {
+        AgentType::Byo => {
+            let Some(d) = spec.byo.as_ref().and_then(|b| b.deployment.as_ref()) else {
+                return Err(reject(REASON_INVALID_SPEC, "spec.byo.deployment is required for type BYO"));
+            };
+            if d.image.trim().is_empty() {
+                return Err(reject(REASON_INVALID_SPEC, "spec.byo.deployment.image is required for type BYO"));
+            }
+            Ok(d.shared.clone())
+        }
+        AgentType::Declarative => {
+            let Some(value) = spec.declarative.as_ref() else {
+                return Err(reject(REASON_INVALID_SPEC, "spec.declarative is required for type Declarative"));
+            };
+            let view: DeclarativeView = serde_json::from_value(value.clone())
+                .map_err(|e| reject(REASON_INVALID_SPEC, format!("spec.declarative: {e}")))?;
+            Ok(view.deployment.map(|d| d.shared).unwrap_or_default())
+        }
+    }
+}
+
+/// The container must stay unprivileged: a spec may tighten the defaults, never loosen them.
+fn check_security_context(sc: Option<&SecurityContext>, at: &str) -> Result<(), Rejection> {
+    let Some(sc) = sc else { return Ok(()) };
+    let unsafe_field = if sc.privileged == Some(true) {
+        Some("privileged: true")
+    } else if sc.allow_privilege_escalation == Some(true) {
+        Some("allowPrivilegeEscalation: true")
+    } else if sc.capabilities.as_ref().and_then(|c| c.add.as_ref()).is_some_and(|a| !a.is_empty()) {
+        Some("capabilities.add")
+    } else if sc.run_as_non_root == Some(false) {
+        Some("runAsNonRoot: false")
+    } else if sc.run_as_user == Some(0) {
+        Some("runAsUser: 0")
+    } else if sc.proc_mount.as_deref() == Some("Unmasked") {
+        Some("procMount: Unmasked")
+    } else if sc.seccomp_profile.as_ref().is_some_and(|p| p.type_ == "Unconfined") {
+        Some("seccompProfile: Unconfined")
+    } else {
+        None
+    };
+    match unsafe_field {
+        Some(field) => Err(unsafe_context(at, field)),
+        None => Ok(()),
+    }
+}
+
+fn check_pod_security_context(sc: Option<&PodSecurityContext>) -> Result<(), Rejection> {
+    let Some(sc) = sc else { return Ok(()) };
+    let at = "podSecurityContext";
+    if sc.run_as_non_root == Some(false) {
+        return Err(unsafe_context(at, "runAsNonRoot: false"));
+    }
+    if sc.run_as_user == Some(0) {
+        return Err(unsafe_context(at, "runAsUser: 0"));
+    }
+    if sc.seccomp_profile.as_ref().is_some_and(|p| p.type_ == "Unconfined") {
+        return Err(unsafe_context(at, "seccompProfile: Unconfined"));
+    }
+    Ok(())
+}
+
+fn unsafe_context(at: &str, field: &str) -> Rejection {
+    reject(
+        REASON_UNSAFE_SECURITY_CONTEXT,
+        format!(
+            "deployment.{at}.{field} is refused: srt confines commands without privileges, so sandbox pods \
+             always run as non-root with no capabilities, no privilege escalation and the RuntimeDefault \
+             seccomp profile; remove the field"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::{NetworkConfig, SandboxConfig};
+
+    fn declarative(domains: &[&str]) -> SandboxAgentSpec {
+        SandboxAgentSpec {
+            declarative: Some(serde_json::json!({"modelConfig": "default-model-config"})),
+            sandbox: Some(SandboxConfig {
+                network: Some(NetworkConfig { allowed_domains: domains.iter().map(|d| d.to_string()).collect() }),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn valid_domains_are_accepted() {
+        assert!(check(&declarative(&["api.github.com", "*.example.com", "localhost", "10.0.0.1:8080"])).is_ok());
+        assert!(check(&declarative(&[])).is_ok());
+    }
+
+    #[test]
+    fn every_bad_domain_is_named_with_its_index_and_reason() {
+        let r = check(&declarative(&["api.github.com", "https://x.example.com", "*.com", "kagent-controller"]))
+            .unwrap_err();
+        assert_eq!(r.reason, REASON_INVALID_DOMAINS);
+        assert!(r.message.contains("allowedDomains[1] \"https://x.example.com\" has a scheme"), "{}", r.message);
+        assert!(r.message.contains("allowedDomains[2] \"*.com\" is too broad") || r.message.contains("[2] \"*.com\""));
+        assert!(r.message.contains("allowedDomains[3] \"kagent-controller\""), "{}", r.message);
+        assert!(!r.message.contains("[0]"), "{}", r.message);
+    }
+
+    #[test]
+    fn bare_star_is_refused_in_the_allow_list() {
+        assert_eq!(check(&declarative(&["*"])).unwrap_err().reason, REASON_INVALID_DOMAINS);
+    }
+
+    #[test]
+    fn substrate_is_refused_first() {
+        let mut spec = declarative(&["https://bad"]);
+        spec.platform = Some(SandboxPlatform::Substrate);
+        assert_eq!(check(&spec).unwrap_err().reason, REASON_UNSUPPORTED_PLATFORM);
+    }
+
+    #[test]
+    fn byo_needs_an_image() {
+        let spec = SandboxAgentSpec {
+            agent_type: AgentType::Byo,
+            byo: Some(Default::default()),
+            ..Default::default()
+        };
+        assert_eq!(check(&spec).unwrap_err().message, "spec.byo.deployment is required for type BYO");
+    }
+
+    #[test]
+    fn privileged_requests_are_refused() {
+        for sc in [
+            serde_json::json!({"privileged": true}),
+            serde_json::json!({"allowPrivilegeEscalation": true}),
+            serde_json::json!({"capabilities": {"add": ["NET_ADMIN"]}}),
+            serde_json::json!({"runAsUser": 0}),
+            serde_json::json!({"seccompProfile": {"type": "Unconfined"}}),
+        ] {
+            let spec = SandboxAgentSpec {
+                declarative: Some(serde_json::json!({"deployment": {"securityContext": sc}})),
+                ..Default::default()
+            };
+            let r = check(&spec).unwrap_err();
+            assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT, "{sc}");
+        }
+        let tightening = SandboxAgentSpec {
+            declarative: Some(serde_json::json!({"deployment": {"securityContext": {"readOnlyRootFilesystem": true}}})),
+            ..Default::default()
+        };
+        assert!(check(&tightening).is_ok());
+    }
+
+    #[test]
+    fn a_malformed_declarative_deployment_is_named() {
+        let spec = SandboxAgentSpec {
+            declarative: Some(serde_json::json!({"deployment": {"env": "not-a-list"}})),
+            ..Default::default()
+        };
+        let r = check(&spec).unwrap_err();
+        assert_eq!(r.reason, REASON_INVALID_SPEC);
+        assert!(r.message.starts_with("spec.declarative:"), "{}", r.message);
+    }
+}
