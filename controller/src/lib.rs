@@ -4,3 +4,17 @@
 pub mod crd;
 pub mod accept;
 pub mod settings;
+pub mod objects;
+pub mod options;
+pub mod pod;
+pub mod render;
+pub mod run;
+
+use kube::CustomResourceExt;
+
+/// The SandboxAgent CRD as YAML (what `srt-controller crd` prints and
+/// `controller/deploy/crd.yaml` holds).
+pub fn crd_yaml() -> String {
+    // A CRD is maps, strings and numbers: serialising it cannot fail.
+    serde_yaml::to_string(&crd::SandboxAgent::crd()).unwrap_or_default()
+}

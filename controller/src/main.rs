@@ -1,4 +1,80 @@
-use kube::CustomResourceExt;
-fn main() {
-    print!("{}", serde_yaml::to_string(&controller::crd::SandboxAgent::crd()).unwrap_or_default());
+//! `srt-controller`: `crd`, `render -f agent.yaml`, `run`.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use controller::options::Options;
+
+#[derive(Parser)]
+#[command(
+    name = "srt-controller",
+    version,
+    about = "Runs kagent SandboxAgents as agent-sandbox Sandboxes whose pods use srt, unprivileged.",
+    long_about = "Runs kagent SandboxAgents (kagent.dev/v1alpha2) as agent-sandbox Sandboxes \
+                  (agents.x-k8s.io/v1alpha1) whose pods run unprivileged, with srt on PATH and \
+                  srt-settings.json generated from spec.sandbox.network.allowedDomains."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the SandboxAgent CustomResourceDefinition as YAML.
+    Crd,
+    /// Print the objects the controller would create for the agents in a YAML file (no
+    /// cluster needed). Exits 1, naming the problem, when an agent would not be accepted.
+    Render {
+        /// SandboxAgent manifest(s); `-` reads standard input.
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        options: Options,
+    },
+    /// Reconcile SandboxAgents in the cluster of the current kubeconfig (or in-cluster).
+    Run(controller::run::RunArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Crd => {
+            print!("{}", controller::crd_yaml());
+            ExitCode::SUCCESS
+        }
+        Command::Render { file, options } => render(&file, &options),
+        Command::Run(args) => controller::run::main(args),
+    }
+}
+
+fn render(file: &PathBuf, options: &Options) -> ExitCode {
+    let (text, origin) = if file.as_os_str() == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+            eprintln!("srt-controller: cannot read standard input: {e}");
+            return ExitCode::from(2);
+        }
+        (s, "<stdin>".to_string())
+    } else {
+        match std::fs::read_to_string(file) {
+            Ok(s) => (s, file.display().to_string()),
+            Err(e) => {
+                eprintln!("srt-controller: cannot read {}: {e}", file.display());
+                return ExitCode::from(2);
+            }
+        }
+    };
+    match controller::render::render(&text, &origin, options) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("srt-controller: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,53 @@
+//! What an operator chooses for every agent: images, runtime class, the Service switch.
+//! Shared by `render` and `run` so both produce the same objects.
+
+/// The annotation on a SandboxAgent that picks its pod's RuntimeClass (e.g. `gvisor`),
+/// overriding `--runtime-class-name`.
+pub const ANNOTATION_RUNTIME_CLASS: &str = "srt-controller.dev/runtime-class-name";
+/// The annotation on a SandboxAgent that turns the Sandbox's headless Service on or off
+/// (`"true"`/`"false"`), overriding `--sandbox-service`.
+pub const ANNOTATION_SERVICE: &str = "srt-controller.dev/sandbox-service";
+
+/// The default image holding the `srt` binary that the init container copies.
+pub const DEFAULT_SRT_IMAGE: &str = "ghcr.io/srt-sandbox/srt:0.1.0";
+/// Where `srt` is inside that image.
+pub const DEFAULT_SRT_IMAGE_PATH: &str = "/usr/local/bin/srt";
+/// kagent's Python runtime for declarative agents (`--host 0.0.0.0 --port 8080 --filepath /config`).
+pub const DEFAULT_RUNTIME_IMAGE: &str = "cr.kagent.dev/kagent-dev/kagent/app:0.9.12";
+
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct Options {
+    /// Image with the srt binary; an init container copies it onto the agent's PATH.
+    #[arg(long, env = "SRT_CONTROLLER_SRT_IMAGE", default_value = DEFAULT_SRT_IMAGE)]
+    pub srt_image: String,
+    /// Path of the srt binary inside --srt-image.
+    #[arg(long, env = "SRT_CONTROLLER_SRT_IMAGE_PATH", default_value = DEFAULT_SRT_IMAGE_PATH)]
+    pub srt_image_path: String,
+    /// Image that runs Declarative agents (BYO agents bring their own).
+    #[arg(long, env = "SRT_CONTROLLER_RUNTIME_IMAGE", default_value = DEFAULT_RUNTIME_IMAGE)]
+    pub runtime_image: String,
+    /// RuntimeClass for every sandbox pod (e.g. gvisor, kata); per agent: the
+    /// srt-controller.dev/runtime-class-name annotation.
+    #[arg(long, env = "SRT_CONTROLLER_RUNTIME_CLASS_NAME")]
+    pub runtime_class_name: Option<String>,
+    /// Set the Sandbox's spec.service (agent-sandbox >= 0.4.6 creates the agent's headless
+    /// Service only when it is true; older versions ignore it).
+    #[arg(long, env = "SRT_CONTROLLER_SANDBOX_SERVICE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub sandbox_service: bool,
+    /// uid (and gid) sandbox pods run as when the agent's podSecurityContext names none.
+    #[arg(long, env = "SRT_CONTROLLER_RUN_AS_USER", default_value_t = 1001)]
+    pub run_as_user: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            srt_image: DEFAULT_SRT_IMAGE.into(),
+            srt_image_path: DEFAULT_SRT_IMAGE_PATH.into(),
+            runtime_image: DEFAULT_RUNTIME_IMAGE.into(),
+            runtime_class_name: None,
+            sandbox_service: true,
+            run_as_user: 1001,
+        }
+    }
+}
