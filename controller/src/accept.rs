@@ -176,11 +176,7 @@ mod tests {
 
     #[test]
     fn byo_needs_an_image() {
-        let spec = SandboxAgentSpec {
-            agent_type: AgentType::Byo,
-            byo: Some(Default::default()),
-            ..Default::default()
-        };
+        let spec = SandboxAgentSpec { agent_type: AgentType::Byo, byo: Some(Default::default()), ..Default::default() };
         assert_eq!(check(&spec).unwrap_err().message, "spec.byo.deployment is required for type BYO");
     }
 

@@ -5,6 +5,10 @@
 //! `platform`); `declarative`, `skills`, `allowedNamespaces` and `substrate` are kept as open
 //! objects, so fields kagent adds later are stored rather than pruned.
 
+// Two `printcolumn(...)` entries both say `type_ = "string"`, which clippy mistakes for a
+// repeated attribute.
+#![allow(clippy::duplicated_attributes)]
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
@@ -229,11 +233,7 @@ pub struct AgentStatus {
 impl SandboxAgentSpec {
     /// The agent's `allowedDomains`, in order (empty when unset).
     pub fn allowed_domains(&self) -> &[String] {
-        self.sandbox
-            .as_ref()
-            .and_then(|s| s.network.as_ref())
-            .map(|n| n.allowed_domains.as_slice())
-            .unwrap_or(&[])
+        self.sandbox.as_ref().and_then(|s| s.network.as_ref()).map(|n| n.allowed_domains.as_slice()).unwrap_or(&[])
     }
 
     pub fn platform(&self) -> SandboxPlatform {

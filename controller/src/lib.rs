@@ -1,14 +1,19 @@
 //! `srt-controller`: turns kagent `SandboxAgent`s into srt settings and agent-sandbox
 //! `Sandbox`es whose pods run unprivileged. See ../shared/DESIGN.md §6.
 
-pub mod crd;
 pub mod accept;
-pub mod settings;
+pub mod conditions;
+pub mod crd;
+pub mod discovery;
+pub mod http;
+pub mod metrics;
 pub mod objects;
 pub mod options;
 pub mod pod;
+pub mod reconcile;
 pub mod render;
 pub mod run;
+pub mod settings;
 
 use kube::CustomResourceExt;
 

@@ -54,11 +54,7 @@ pub fn pod_spec(
         AgentType::Declarative => (
             opts.runtime_image.clone(),
             None,
-            Some(
-                ["--host", "0.0.0.0", "--port", "8080", "--filepath", SETTINGS_DIR]
-                    .map(String::from)
-                    .to_vec(),
-            ),
+            Some(["--host", "0.0.0.0", "--port", "8080", "--filepath", SETTINGS_DIR].map(String::from).to_vec()),
         ),
     };
 
@@ -81,17 +77,10 @@ pub fn pod_spec(
     let mut volumes = vec![
         Volume {
             name: SETTINGS_VOLUME.into(),
-            config_map: Some(ConfigMapVolumeSource {
-                name: inputs.settings_configmap.into(),
-                ..Default::default()
-            }),
+            config_map: Some(ConfigMapVolumeSource { name: inputs.settings_configmap.into(), ..Default::default() }),
             ..Default::default()
         },
-        Volume {
-            name: SRT_BIN_VOLUME.into(),
-            empty_dir: Some(EmptyDirVolumeSource::default()),
-            ..Default::default()
-        },
+        Volume { name: SRT_BIN_VOLUME.into(), empty_dir: Some(EmptyDirVolumeSource::default()), ..Default::default() },
     ];
     volumes.extend(deployment.volumes.iter().cloned());
 
@@ -129,11 +118,7 @@ pub fn pod_spec(
     let install_srt = Container {
         name: "install-srt".into(),
         image: Some(opts.srt_image.clone()),
-        command: Some(vec![
-            "cp".into(),
-            opts.srt_image_path.clone(),
-            format!("{SRT_BIN_DIR}/srt"),
-        ]),
+        command: Some(vec!["cp".into(), opts.srt_image_path.clone(), format!("{SRT_BIN_DIR}/srt")]),
         volume_mounts: Some(vec![VolumeMount {
             name: SRT_BIN_VOLUME.into(),
             mount_path: SRT_BIN_DIR.into(),
@@ -176,7 +161,10 @@ fn check_reserved_names(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
         if v.name == SETTINGS_VOLUME || v.name == SRT_BIN_VOLUME {
             return Err(Rejection {
                 reason: REASON_INVALID_SPEC,
-                message: format!("deployment.volumes: the name \"{}\" is reserved by srt-controller; rename it", v.name),
+                message: format!(
+                    "deployment.volumes: the name \"{}\" is reserved by srt-controller; rename it",
+                    v.name
+                ),
             });
         }
     }

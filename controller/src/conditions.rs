@@ -1,0 +1,157 @@
+//! The agent's status as a function of what happened: `Accepted` and `Ready` conditions
+//! with kagent's types and reasons, `observedGeneration`, and transition times that only
+//! move when a condition's status does.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::DynamicObject;
+
+use crate::crd::AgentStatus;
+
+pub const ACCEPTED: &str = "Accepted";
+pub const READY: &str = "Ready";
+
+pub const REASON_RECONCILED: &str = "Reconciled";
+pub const REASON_RECONCILE_FAILED: &str = "ReconcileFailed";
+pub const REASON_WORKLOAD_READY: &str = "WorkloadReady";
+pub const REASON_SANDBOX_NOT_FOUND: &str = "SandboxNotFound";
+pub const REASON_SANDBOX_READY_PENDING: &str = "SandboxReadyPending";
+pub const REASON_SANDBOX_API_MISSING: &str = "SandboxAPIMissing";
+pub const REASON_NOT_ACCEPTED: &str = "NotAccepted";
+
+/// One condition before times and generations are filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cond {
+    pub type_: &'static str,
+    pub status: &'static str,
+    pub reason: String,
+    pub message: String,
+}
+
+impl Cond {
+    pub fn new(type_: &'static str, status: &'static str, reason: &str, message: impl Into<String>) -> Self {
+        Cond { type_, status, reason: reason.into(), message: message.into() }
+    }
+}
+
+pub fn accepted() -> Cond {
+    Cond::new(ACCEPTED, "True", REASON_RECONCILED, "SandboxAgent configuration accepted")
+}
+
+/// `Ready` mirrored from the Sandbox's own `Ready` condition (kagent's rule: a True
+/// condition is reported with reason `WorkloadReady`).
+pub fn ready_from_sandbox(sandbox: Option<&DynamicObject>) -> Cond {
+    let Some(sandbox) = sandbox else {
+        return Cond::new(READY, "False", REASON_SANDBOX_NOT_FOUND, "Sandbox not found");
+    };
+    let ready = sandbox
+        .data
+        .pointer("/status/conditions")
+        .and_then(|c| c.as_array())
+        .and_then(|all| all.iter().find(|c| c.get("type").and_then(|t| t.as_str()) == Some(READY)));
+    let Some(ready) = ready else {
+        return Cond::new(READY, "Unknown", REASON_SANDBOX_READY_PENDING, "Sandbox Ready condition not yet reported");
+    };
+    let text = |k: &str| ready.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let message = text("message");
+    match text("status").as_str() {
+        "True" => Cond::new(READY, "True", REASON_WORKLOAD_READY, message),
+        status => {
+            let status = if status == "False" { "False" } else { "Unknown" };
+            let reason = text("reason");
+            let reason = if reason.is_empty() { REASON_SANDBOX_READY_PENDING.to_string() } else { reason };
+            Cond { type_: READY, status, reason, message }
+        }
+    }
+}
+
+/// The status to write: `conds` stamped with `generation`; a condition whose status did not
+/// change keeps its `lastTransitionTime`.
+pub fn status(previous: Option<&AgentStatus>, conds: &[Cond], generation: i64, now: &Time) -> AgentStatus {
+    let old = previous.map(|s| s.conditions.as_slice()).unwrap_or(&[]);
+    let conditions = conds
+        .iter()
+        .map(|c| {
+            let since = old
+                .iter()
+                .find(|o| o.type_ == c.type_ && o.status == c.status)
+                .map(|o| o.last_transition_time.clone())
+                .unwrap_or_else(|| now.clone());
+            Condition {
+                type_: c.type_.into(),
+                status: c.status.into(),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+                observed_generation: Some(generation),
+                last_transition_time: since,
+            }
+        })
+        .collect();
+    AgentStatus { observed_generation: generation, conditions }
+}
+
+/// Whether writing `next` would change anything (so unchanged agents cost no write).
+pub fn changed(previous: Option<&AgentStatus>, next: &AgentStatus) -> bool {
+    previous != Some(next)
+}
+
+/// The status of `type_` in `status`, if present.
+pub fn condition_status<'a>(status: Option<&'a AgentStatus>, type_: &str) -> Option<&'a str> {
+    status?.conditions.iter().find(|c| c.type_ == type_).map(|c| c.status.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+    use kube::api::ApiResource;
+
+    fn sandbox(status: serde_json::Value) -> DynamicObject {
+        let mut s = DynamicObject::new("a", &ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()));
+        s.data = serde_json::json!({ "status": status });
+        s
+    }
+
+    fn t(secs: i64) -> Time {
+        Time(Timestamp::from_second(secs).unwrap())
+    }
+
+    #[test]
+    fn ready_true_becomes_workload_ready() {
+        let s = sandbox(serde_json::json!({"conditions": [
+            {"type": "Ready", "status": "True", "reason": "DependenciesReady", "message": "Pod is Ready; Service Exists"}
+        ]}));
+        let c = ready_from_sandbox(Some(&s));
+        assert_eq!((c.status, c.reason.as_str()), ("True", REASON_WORKLOAD_READY));
+        assert_eq!(c.message, "Pod is Ready; Service Exists");
+    }
+
+    #[test]
+    fn not_ready_passes_the_sandbox_reason_through() {
+        let s = sandbox(serde_json::json!({"conditions": [
+            {"type": "Ready", "status": "False", "reason": "DependenciesNotReady", "message": "Pod exists with phase: Pending"}
+        ]}));
+        let c = ready_from_sandbox(Some(&s));
+        assert_eq!((c.status, c.reason.as_str()), ("False", "DependenciesNotReady"));
+    }
+
+    #[test]
+    fn missing_sandbox_or_condition() {
+        assert_eq!(ready_from_sandbox(None).reason, REASON_SANDBOX_NOT_FOUND);
+        let c = ready_from_sandbox(Some(&sandbox(serde_json::json!({}))));
+        assert_eq!((c.status, c.reason.as_str()), ("Unknown", REASON_SANDBOX_READY_PENDING));
+    }
+
+    #[test]
+    fn transition_time_moves_only_with_the_status() {
+        let first = status(None, &[accepted(), ready_from_sandbox(None)], 1, &t(100));
+        let again = status(Some(&first), &[accepted(), ready_from_sandbox(None)], 1, &t(200));
+        assert!(!changed(Some(&first), &again), "same conditions must not be rewritten");
+        let s = sandbox(serde_json::json!({"conditions": [{"type": "Ready", "status": "True"}]}));
+        let ready = status(Some(&again), &[accepted(), ready_from_sandbox(Some(&s))], 2, &t(300));
+        assert!(changed(Some(&again), &ready));
+        assert_eq!(ready.conditions[0].last_transition_time, t(100), "Accepted stayed True");
+        assert_eq!(ready.conditions[1].last_transition_time, t(300), "Ready flipped");
+        assert_eq!(ready.observed_generation, 2);
+        assert_eq!(condition_status(Some(&ready), READY), Some("True"));
+    }
+}

@@ -1,0 +1,316 @@
+//! One reconcile of one SandboxAgent, as a function of (agent, context): decide, apply the
+//! settings ConfigMap and the Sandbox with server-side apply, then write the status.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::accept::Rejection;
+use crate::conditions::{self as cond, Cond};
+use crate::crd::SandboxAgent;
+use crate::discovery::{SandboxApi, MISSING_MESSAGE};
+use crate::metrics::{Metrics, Outcome};
+use crate::objects::{self, sandbox_resource};
+use crate::options::Options;
+
+/// The one field manager for everything this controller writes.
+pub const FIELD_MANAGER: &str = "srt-controller";
+/// How often an agent waiting for the Sandbox API is looked at again.
+pub const SANDBOX_API_RETRY: Duration = Duration::from_secs(30);
+/// Re-check of a healthy agent even without watch events.
+pub const RESYNC: Duration = Duration::from_secs(300);
+/// Re-check of an agent whose Sandbox is not Ready yet (the Sandbox watch usually wins).
+pub const NOT_READY_RESYNC: Duration = Duration::from_secs(60);
+/// 409 answers are retried this many times inside one reconcile before it fails.
+pub const CONFLICT_RETRIES: u32 = 3;
+/// Failed reconciles are retried after 5s, 10s, 20s ... up to this.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("applying {kind} {namespace}/{name}: {source}")]
+    Apply { kind: &'static str, namespace: String, name: String, source: kube::Error },
+    #[error("writing the status of SandboxAgent {namespace}/{name}: {source}")]
+    Status { namespace: String, name: String, source: kube::Error },
+    #[error("asking the API server whether it serves agents.x-k8s.io/v1alpha1 sandboxes: {0}")]
+    Discovery(kube::Error),
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    pub client: Client,
+    pub options: Options,
+    pub recorder: Recorder,
+    pub sandbox_api: SandboxApi,
+    pub metrics: Metrics,
+    /// Consecutive failures per agent (namespace/name), for the retry backoff.
+    failures: Mutex<HashMap<String, u32>>,
+    /// The clock conditions are stamped with (fixed in tests).
+    now: fn() -> Time,
+}
+
+fn wall_clock() -> Time {
+    Time(k8s_openapi::jiff::Timestamp::now())
+}
+
+impl Context {
+    pub fn new(client: Client, options: Options) -> Self {
+        let reporter = Reporter { controller: FIELD_MANAGER.into(), instance: std::env::var("POD_NAME").ok() };
+        Context {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            options,
+            sandbox_api: SandboxApi::default(),
+            metrics: Metrics::default(),
+            failures: Mutex::new(HashMap::new()),
+            now: wall_clock,
+        }
+    }
+
+    /// Same, with a fixed clock, for tests and benchmarks that compare request bodies.
+    pub fn with_clock(client: Client, options: Options, now: fn() -> Time) -> Self {
+        Context { now, ..Context::new(client, options) }
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        // A poisoned map only holds retry counts; keep using it.
+        self.failures.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn key(agent: &SandboxAgent) -> String {
+    format!("{}/{}", agent.namespace().unwrap_or_default(), agent.name_any())
+}
+
+/// Reconciles one agent. Idempotent: an unchanged agent costs two no-op applies and no
+/// status write.
+pub async fn reconcile(agent: Arc<SandboxAgent>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = reconcile_inner(&agent, &ctx).await;
+    let outcome = match &result {
+        Ok((_, o)) => *o,
+        Err(_) => Step::Failed,
+    };
+    ctx.metrics.record(outcome.into(), started.elapsed());
+    if result.is_ok() {
+        ctx.failures().remove(&key(&agent));
+    }
+    result.map(|(action, _)| action)
+}
+
+/// What a reconcile ended with, for metrics.
+#[derive(Clone, Copy)]
+enum Step {
+    Deployed,
+    Rejected,
+    WaitingForApi,
+    Failed,
+}
+
+impl From<Step> for Outcome {
+    fn from(s: Step) -> Outcome {
+        match s {
+            Step::Deployed => Outcome::Ok,
+            Step::Rejected => Outcome::Rejected,
+            Step::WaitingForApi => Outcome::SandboxApiMissing,
+            Step::Failed => Outcome::Error,
+        }
+    }
+}
+
+async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action, Step), Error> {
+    if agent.meta().deletion_timestamp.is_some() {
+        // Owner references let the garbage collector remove the children.
+        return Ok((Action::await_change(), Step::Deployed));
+    }
+    let namespace = agent.namespace().unwrap_or_else(|| "default".into());
+    let name = agent.name_any();
+
+    let desired = match objects::desired(agent, &ctx.options) {
+        Ok(d) => d,
+        Err(rejection) => {
+            reject(agent, ctx, &rejection).await?;
+            return Ok((Action::await_change(), Step::Rejected));
+        }
+    };
+
+    if !ctx.sandbox_api.available(&ctx.client).await.map_err(Error::Discovery)? {
+        wait_for_sandbox_api(agent, ctx).await?;
+        return Ok((Action::requeue(SANDBOX_API_RETRY), Step::WaitingForApi));
+    }
+
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
+    let cm_name = objects::settings_name(&name);
+    if let Err(source) = apply(ctx, &configmaps, &cm_name, &params, &desired.settings).await {
+        return Err(failed(agent, ctx, Error::Apply { kind: "ConfigMap", namespace, name: cm_name, source }).await);
+    }
+
+    let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &sandbox_resource());
+    let sandbox = match apply(ctx, &sandboxes, &name, &params, &desired.sandbox).await {
+        Ok(s) => s,
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            // The CRD went away between discovery and now.
+            ctx.sandbox_api.forget();
+            wait_for_sandbox_api(agent, ctx).await?;
+            return Ok((Action::requeue(SANDBOX_API_RETRY), Step::WaitingForApi));
+        }
+        Err(source) => {
+            return Err(failed(agent, ctx, Error::Apply { kind: "Sandbox", namespace, name, source }).await);
+        }
+    };
+
+    let ready = cond::ready_from_sandbox(Some(&sandbox));
+    let is_ready = ready.status == "True";
+    let newly_accepted = cond::condition_status(agent.status.as_ref(), cond::ACCEPTED) != Some("True");
+    write_status(agent, ctx, &[cond::accepted(), ready]).await?;
+    if newly_accepted {
+        let note = format!("Applied ConfigMap {} and Sandbox {name}", objects::settings_name(&name));
+        event(agent, ctx, EventType::Normal, "Accepted", note).await;
+    }
+    let next = if is_ready { RESYNC } else { NOT_READY_RESYNC };
+    Ok((Action::requeue(next), Step::Deployed))
+}
+
+/// Server-side apply, retrying 409 Conflict answers a few times.
+async fn apply<K>(ctx: &Context, api: &Api<K>, name: &str, params: &PatchParams, obj: &K) -> Result<K, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + Serialize + std::fmt::Debug,
+{
+    let mut attempt = 0;
+    loop {
+        match api.patch(name, params, &Patch::Apply(obj)).await {
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < CONFLICT_RETRIES => {
+                attempt += 1;
+                ctx.metrics.conflict_retried();
+                tracing::debug!(name, attempt, "conflict; retrying the apply");
+                tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `Accepted=False` with the reason, nothing else touched; a Warning event once per change.
+async fn reject(agent: &SandboxAgent, ctx: &Context, r: &Rejection) -> Result<(), Error> {
+    tracing::info!(agent = %key(agent), reason = r.reason, message = %r.message, "SandboxAgent not accepted");
+    let conds = [
+        Cond::new(cond::ACCEPTED, "False", r.reason, r.message.clone()),
+        Cond::new(cond::READY, "False", cond::REASON_NOT_ACCEPTED, "the SandboxAgent was not accepted; see Accepted"),
+    ];
+    if write_status(agent, ctx, &conds).await? {
+        event(agent, ctx, EventType::Warning, r.reason, r.message.clone()).await;
+    }
+    Ok(())
+}
+
+async fn wait_for_sandbox_api(agent: &SandboxAgent, ctx: &Context) -> Result<(), Error> {
+    let conds = [
+        Cond::new(cond::ACCEPTED, "False", cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE),
+        Cond::new(cond::READY, "False", cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE),
+    ];
+    if write_status(agent, ctx, &conds).await? {
+        event(agent, ctx, EventType::Warning, cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE.into()).await;
+    }
+    Ok(())
+}
+
+/// Best effort `Accepted=False/ReconcileFailed` naming the failed request, then the error
+/// goes back to the controller for a retry with backoff.
+async fn failed(agent: &SandboxAgent, ctx: &Context, err: Error) -> Error {
+    let conds = [
+        Cond::new(cond::ACCEPTED, "False", cond::REASON_RECONCILE_FAILED, err.to_string()),
+        Cond::new(cond::READY, "Unknown", cond::REASON_RECONCILE_FAILED, "the last reconcile failed; see Accepted"),
+    ];
+    if let Err(e) = write_status(agent, ctx, &conds).await {
+        tracing::debug!(error = %e, "could not record the failure in the status");
+    }
+    err
+}
+
+/// Writes the status when it differs from the stored one; returns whether it wrote.
+async fn write_status(agent: &SandboxAgent, ctx: &Context, conds: &[Cond]) -> Result<bool, Error> {
+    let generation = agent.metadata.generation.unwrap_or(0);
+    let next = cond::status(agent.status.as_ref(), conds, generation, &(ctx.now)());
+    if !cond::changed(agent.status.as_ref(), &next) {
+        return Ok(false);
+    }
+    let namespace = agent.namespace().unwrap_or_else(|| "default".into());
+    let name = agent.name_any();
+    let api: Api<SandboxAgent> = Api::namespaced(ctx.client.clone(), &namespace);
+    let body = json!({
+        "apiVersion": "kagent.dev/v1alpha2",
+        "kind": "SandboxAgent",
+        "status": next,
+    });
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let mut attempt = 0;
+    loop {
+        match api.patch_status(&name, &params, &Patch::Apply(&body)).await {
+            Ok(_) => return Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < CONFLICT_RETRIES => {
+                attempt += 1;
+                ctx.metrics.conflict_retried();
+            }
+            Err(source) => return Err(Error::Status { namespace, name, source }),
+        }
+    }
+}
+
+/// Events are for people; failing to record one never fails the reconcile.
+async fn event(agent: &SandboxAgent, ctx: &Context, type_: EventType, reason: &str, note: String) {
+    let reference = ObjectReference {
+        api_version: Some("kagent.dev/v1alpha2".into()),
+        kind: Some("SandboxAgent".into()),
+        name: Some(agent.name_any()),
+        namespace: agent.namespace(),
+        uid: agent.uid(),
+        ..Default::default()
+    };
+    // The events API caps a note at 1 kB.
+    let note: String = note.chars().take(1000).collect();
+    let ev = Event { type_, reason: reason.into(), note: Some(note), action: "Reconcile".into(), secondary: None };
+    if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
+        tracing::debug!(error = %e, "could not publish an event");
+    }
+}
+
+/// Retry with per-agent exponential backoff: 5s, 10s, 20s, ... capped at five minutes.
+pub fn error_policy(agent: Arc<SandboxAgent>, err: &Error, ctx: Arc<Context>) -> Action {
+    let delay = {
+        let mut failures = ctx.failures();
+        let n = failures.entry(key(&agent)).or_insert(0);
+        *n = n.saturating_add(1);
+        backoff(*n)
+    };
+    tracing::warn!(agent = %key(&agent), error = %err, retry_in_s = delay.as_secs(), "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// The delay before retry number `n` (1-based).
+pub fn backoff(n: u32) -> Duration {
+    let secs = 5u64.saturating_mul(1u64 << n.saturating_sub(1).min(16));
+    Duration::from_secs(secs).min(MAX_BACKOFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff;
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let d: Vec<u64> = (1..=9).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(d, vec![5, 10, 20, 40, 80, 160, 300, 300, 300]);
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+}

@@ -1,0 +1,184 @@
+//! A scripted API server for reconciler tests (kube-rs controller-rs pattern): the test
+//! states each request it expects, checks method, path, field manager and body, and
+//! answers it. A request the script did not expect fails the test.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use controller::crd::SandboxAgent;
+use controller::options::Options;
+use controller::reconcile::Context;
+use http::{Method, Request, Response, StatusCode};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::client::Body;
+use kube::Client;
+use serde_json::{json, Value};
+use tower_test::mock::{Handle, SendResponse};
+
+pub type ApiHandle = Handle<Request<Body>, Response<Body>>;
+
+pub const NOW_SECS: i64 = 1_800_000_000;
+
+pub fn fixed_now() -> Time {
+    Time(k8s_openapi::jiff::Timestamp::from_second(NOW_SECS).unwrap())
+}
+
+/// A context whose client talks to the returned handle.
+pub fn mock_context() -> (Arc<Context>, ApiHandle) {
+    let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    let client = Client::new(service, "default");
+    (Arc::new(Context::with_clock(client, Options::default(), fixed_now)), handle)
+}
+
+/// One request as the API server saw it.
+pub struct Seen {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub content_type: String,
+    pub body: Value,
+    send: SendResponse<Response<Body>>,
+}
+
+impl Seen {
+    pub fn respond(self, status: StatusCode, body: Value) {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        self.send.send_response(Response::builder().status(status).body(Body::from(bytes)).unwrap());
+    }
+
+    /// Answers an apply with the object it applied (plus `extra` merged at the top level,
+    /// e.g. a status the server holds).
+    pub fn respond_applied(self, extra: Value) {
+        let mut body = self.body.clone();
+        if body.get("metadata").is_none() {
+            // A status apply carries no metadata; the server answers with the whole object.
+            body["metadata"] = json!({"name": "sandbox-agent", "namespace": "kagent"});
+        }
+        if self.path.ends_with("/status") && body.get("spec").is_none() {
+            body["spec"] = json!({"type": "Declarative", "declarative": {}});
+        }
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                b.insert(k.clone(), v.clone());
+            }
+        }
+        self.respond(StatusCode::OK, body);
+    }
+
+    pub fn respond_status(self, code: u16, reason: &str, message: &str) {
+        let status = json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code
+        });
+        self.respond(StatusCode::from_u16(code).unwrap(), status);
+    }
+
+    /// Asserts this is a server-side apply by srt-controller with force.
+    pub fn assert_apply(&self, path: &str) {
+        assert_eq!(self.method, Method::PATCH, "{}", self.path);
+        assert_eq!(self.path, path);
+        assert!(self.query.contains("fieldManager=srt-controller"), "field manager: {}", self.query);
+        assert!(self.query.contains("force=true"), "force: {}", self.query);
+        assert_eq!(self.content_type, "application/apply-patch+yaml");
+    }
+}
+
+pub async fn next(handle: &mut ApiHandle) -> Seen {
+    let (req, send) = tokio::time::timeout(std::time::Duration::from_secs(5), handle.next_request())
+        .await
+        .expect("the reconciler sent no further request within 5s")
+        .expect("the client was dropped before the expected request");
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let content_type = req.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let bytes = req.into_body().collect_bytes().await.unwrap();
+    let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap() };
+    Seen { method, path, query, content_type, body, send }
+}
+
+/// After the reconcile returned and its context is gone: the server saw nothing more.
+pub async fn assert_no_more_requests(mut handle: ApiHandle) {
+    let extra = tokio::time::timeout(std::time::Duration::from_secs(2), handle.next_request()).await;
+    match extra {
+        Ok(None) => {}
+        Ok(Some((req, _))) => panic!("unexpected request: {} {}", req.method(), req.uri()),
+        Err(_) => panic!("the client is still alive; drop the context before calling this"),
+    }
+}
+
+pub fn agent(yaml: &str) -> SandboxAgent {
+    serde_yaml::from_str(yaml).unwrap()
+}
+
+/// The seed's agent, as stored by the API server (uid, generation).
+pub fn seed_agent(domains: &[&str], generation: i64) -> SandboxAgent {
+    let mut a = agent(
+        r#"
+apiVersion: kagent.dev/v1alpha2
+kind: SandboxAgent
+metadata:
+  name: sandbox-agent
+  namespace: kagent
+  uid: 6d1c1f2e-8a4b-4c1e-9a57-3f0e2b7c9d10
+spec:
+  type: Declarative
+  declarative:
+    modelConfig: default-model-config
+    systemMessage: "You are a helpful assistant running in a sandboxed environment."
+"#,
+    );
+    a.metadata.generation = Some(generation);
+    if !domains.is_empty() {
+        a.spec.sandbox = Some(controller::crd::SandboxConfig {
+            network: Some(controller::crd::NetworkConfig {
+                allowed_domains: domains.iter().map(|d| d.to_string()).collect(),
+            }),
+        });
+    }
+    a
+}
+
+pub const DISCOVERY_PATH: &str = "/apis/agents.x-k8s.io/v1alpha1";
+pub const CM_PATH: &str = "/api/v1/namespaces/kagent/configmaps/sandbox-agent-srt-settings";
+pub const SANDBOX_PATH: &str = "/apis/agents.x-k8s.io/v1alpha1/namespaces/kagent/sandboxes/sandbox-agent";
+pub const STATUS_PATH: &str = "/apis/kagent.dev/v1alpha2/namespaces/kagent/sandboxagents/sandbox-agent/status";
+pub const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/kagent/events";
+
+pub fn sandbox_api_list() -> Value {
+    json!({
+        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "agents.x-k8s.io/v1alpha1",
+        "resources": [
+            {"name": "sandboxes", "singularName": "sandbox", "namespaced": true, "kind": "Sandbox",
+             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+            {"name": "sandboxes/status", "singularName": "", "namespaced": true, "kind": "Sandbox", "verbs": ["get", "patch", "update"]}
+        ]
+    })
+}
+
+/// The conditions of a status apply body as (type, status, reason) triples.
+pub fn conditions(body: &Value) -> Vec<(String, String, String)> {
+    body["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+pub fn condition_message(body: &Value, type_: &str) -> String {
+    body["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == type_)
+        .map(|c| c["message"].as_str().unwrap().to_string())
+        .unwrap()
+}
