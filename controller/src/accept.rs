@@ -18,6 +18,9 @@ pub const REASON_UNSUPPORTED_PLATFORM: &str = "UnsupportedPlatform";
 pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
 pub const REASON_UNSAFE_SECURITY_CONTEXT: &str = "UnsafeSecurityContext";
 
+/// Variables srt-controller owns: they must point at the files it mounts.
+const RESERVED_ENV: &[&str] = &["KAGENT_SRT_SETTINGS_PATH", "SRT_SETTINGS_PATH", "SRT_AGENT_SPEC_PATH"];
+
 fn reject(reason: &'static str, message: impl Into<String>) -> Rejection {
     Rejection { reason, message: message.into() }
 }
@@ -33,6 +36,15 @@ pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection>
     }
     check_domains(spec.allowed_domains())?;
     let deployment = deployment_of(spec)?;
+    if let Some(e) = deployment.env.iter().find(|e| RESERVED_ENV.contains(&e.name.as_str())) {
+        return Err(reject(
+            REASON_INVALID_SPEC,
+            format!(
+                "deployment.env: {} is set by srt-controller to the mounted settings; remove it from the spec",
+                e.name
+            ),
+        ));
+    }
     check_security_context(deployment.security_context.as_ref(), "securityContext")?;
     check_pod_security_context(deployment.pod_security_context.as_ref())?;
     Ok(deployment)
@@ -201,6 +213,19 @@ mod tests {
             ..Default::default()
         };
         assert!(check(&tightening).is_ok());
+    }
+
+    #[test]
+    fn the_settings_path_cannot_be_pointed_elsewhere() {
+        let spec = SandboxAgentSpec {
+            declarative: Some(
+                serde_json::json!({"deployment": {"env": [{"name": "SRT_SETTINGS_PATH", "value": "/x"}]}}),
+            ),
+            ..Default::default()
+        };
+        let r = check(&spec).unwrap_err();
+        assert_eq!(r.reason, REASON_INVALID_SPEC);
+        assert!(r.message.contains("SRT_SETTINGS_PATH"), "{}", r.message);
     }
 
     #[test]

@@ -48,7 +48,12 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     let deployment = accept::check(&agent.spec)?;
     let name = agent.name_any();
     let namespace = agent.namespace().unwrap_or_else(|| "default".into());
-    let owner: Option<Vec<OwnerReference>> = agent.controller_owner_ref(&()).map(|o| vec![o]);
+    // kagent's owner reference: the agent controls its children and, under foreground
+    // deletion, waits for them.
+    let owner: Option<Vec<OwnerReference>> = agent.controller_owner_ref(&()).map(|mut o| {
+        o.block_owner_deletion = Some(true);
+        vec![o]
+    });
     let annotations = copied_annotations(agent);
 
     let mut pod_labels = BTreeMap::from([

@@ -189,8 +189,8 @@ fn plain(name: &str, value: impl Into<String>) -> EnvVar {
 }
 
 /// kagent's variables, the settings path under both names, srt on PATH, then the agent's own
-/// variables. The settings paths always point at the mounted file; the agent's PATH, if it
-/// sets one, keeps srt's directory in front.
+/// variables (which may override kagent's). The agent's PATH, if it sets one, keeps srt's
+/// directory in front.
 fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str) -> Vec<EnvVar> {
     let settings_path = format!("{SETTINGS_DIR}/{SETTINGS_KEY}");
     let user_path = d.env.iter().find(|e| e.name == "PATH").and_then(|e| e.value.clone());
@@ -211,9 +211,9 @@ fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str) -> V
     if spec.agent_type == AgentType::Declarative {
         out.push(plain("SRT_AGENT_SPEC_PATH", format!("{SETTINGS_DIR}/{AGENT_SPEC_KEY}")));
     }
-    let fixed = ["KAGENT_SRT_SETTINGS_PATH", "SRT_SETTINGS_PATH", "PATH", "SRT_AGENT_SPEC_PATH"];
     for e in &d.env {
-        if fixed.contains(&e.name.as_str()) {
+        // accept.rs refused the settings variables; PATH was folded in above.
+        if e.name == "PATH" {
             continue;
         }
         match out.iter_mut().find(|o| o.name == e.name) {
@@ -250,7 +250,7 @@ fn container_security(user: Option<SecurityContext>) -> SecurityContext {
 fn pod_security(user: Option<PodSecurityContext>, uid: i64) -> PodSecurityContext {
     let mut sc = user.unwrap_or_default();
     sc.run_as_non_root = Some(true);
-    sc.run_as_user.get_or_insert(uid);
+    let uid = *sc.run_as_user.get_or_insert(uid);
     sc.run_as_group.get_or_insert(uid);
     sc.fs_group.get_or_insert(uid);
     if sc.seccomp_profile.is_none() {

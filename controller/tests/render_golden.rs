@@ -1,0 +1,130 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `render` output against committed golden files, and the properties every rendered
+//! Sandbox must have whatever the input. Regenerate with `SRT_BLESS=1 cargo test -p controller`.
+
+use std::path::{Path, PathBuf};
+
+use controller::options::Options;
+use controller::render;
+use serde_json::Value;
+
+const CASES: &[&str] = &["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo"];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn rendered(case: &str) -> String {
+    let input = std::fs::read_to_string(dir().join(format!("{case}.yaml"))).unwrap();
+    render::render(&input, case, &Options::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+fn documents(yaml: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(yaml)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect()
+}
+
+#[test]
+fn render_matches_the_golden_files() {
+    let bless = std::env::var_os("SRT_BLESS").is_some();
+    for case in CASES {
+        let out = rendered(case);
+        let golden = dir().join(format!("{case}.rendered.yaml"));
+        if bless {
+            std::fs::write(&golden, &out).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&golden).unwrap_or_default();
+        pretty_assertions::assert_eq!(want, out, "{case}: render output changed; SRT_BLESS=1 regenerates");
+    }
+}
+
+#[test]
+fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
+    for case in CASES {
+        let docs = documents(&rendered(case));
+        assert_eq!(docs.len(), 2, "{case}: a ConfigMap and a Sandbox");
+        let (cm, sandbox) = (&docs[0], &docs[1]);
+        assert_eq!(cm["kind"], "ConfigMap");
+        assert_eq!(sandbox["kind"], "Sandbox");
+        assert_eq!(sandbox["apiVersion"], "agents.x-k8s.io/v1alpha1");
+
+        let settings = cm["data"]["srt-settings.json"].as_str().unwrap();
+        settings_schema::parse_str(settings, Path::new(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+
+        let pod = &sandbox["spec"]["podTemplate"]["spec"];
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{case}");
+        assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault", "{case}");
+        assert_ne!(pod["securityContext"]["runAsUser"], 0, "{case}");
+        assert!(pod.get("hostNetwork").is_none() && pod.get("hostPID").is_none(), "{case}");
+        let containers: Vec<&Value> =
+            pod["containers"].as_array().unwrap().iter().chain(pod["initContainers"].as_array().unwrap()).collect();
+        for c in containers {
+            let sc = &c["securityContext"];
+            assert_eq!(sc["privileged"], false, "{case}");
+            assert_eq!(sc["allowPrivilegeEscalation"], false, "{case}");
+            assert!(sc["capabilities"].get("add").is_none(), "{case}: no capability may be added");
+            assert!(sc["capabilities"]["drop"].as_array().unwrap().contains(&Value::from("ALL")), "{case}");
+            for m in c["volumeMounts"].as_array().unwrap() {
+                assert!(m.get("subPath").is_none() && m.get("subPathExpr").is_none(), "{case}: {m}");
+            }
+        }
+
+        let agent = &pod["containers"][0];
+        let env = |name: &str| {
+            agent["env"].as_array().unwrap().iter().find(|e| e["name"] == name).map(|e| e["value"].clone())
+        };
+        assert_eq!(env("KAGENT_SRT_SETTINGS_PATH"), Some(Value::from("/config/srt-settings.json")), "{case}");
+        assert_eq!(env("SRT_SETTINGS_PATH"), Some(Value::from("/config/srt-settings.json")), "{case}");
+        assert!(env("PATH").unwrap().as_str().unwrap().starts_with("/opt/srt/bin:"), "{case}");
+        let settings_volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "srt-settings").unwrap();
+        assert_eq!(settings_volume["configMap"]["name"], cm["metadata"]["name"], "{case}");
+        let mount = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-settings").unwrap();
+        assert_eq!(mount["mountPath"], "/config", "{case}");
+    }
+}
+
+#[test]
+fn byo_carries_the_deployment_and_options() {
+    let docs = documents(&rendered("byo"));
+    let sandbox = &docs[1];
+    let pod = &sandbox["spec"]["podTemplate"]["spec"];
+    assert_eq!(pod["runtimeClassName"], "gvisor");
+    assert_eq!(pod["serviceAccountName"], "research-bot");
+    assert!(pod.get("automountServiceAccountToken").is_none(), "an agent with its own account keeps its token");
+    assert_eq!(pod["securityContext"]["runAsUser"], 2000);
+    let agent = &pod["containers"][0];
+    assert_eq!(agent["image"], "registry.example.com/research-bot:1.4.2");
+    assert_eq!(agent["command"], serde_json::json!(["/app/agent"]));
+    assert_eq!(agent["securityContext"]["readOnlyRootFilesystem"], true);
+    let path = agent["env"].as_array().unwrap().iter().find(|e| e["name"] == "PATH").unwrap();
+    assert_eq!(path["value"], "/opt/srt/bin:/app/bin:/usr/bin:/bin");
+    assert_eq!(sandbox["metadata"]["labels"]["team"], "research");
+    assert_eq!(sandbox["spec"]["podTemplate"]["metadata"]["labels"]["tier"], "agents");
+    assert_eq!(sandbox["metadata"]["annotations"]["example.com/owner"], "research-team");
+    assert!(sandbox["metadata"]["annotations"].get("kubectl.kubernetes.io/last-applied-configuration").is_none());
+    assert_eq!(sandbox["metadata"]["ownerReferences"][0]["uid"], "0b8e6a3c-5f7d-4e21-8c9a-1d2e3f4a5b6c");
+    assert!(docs[0]["data"].get("agent-spec.json").is_none(), "BYO agents get no declarative spec file");
+}
+
+#[test]
+fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
+    let input = std::fs::read_to_string(dir().join("invalid-domains.yaml")).unwrap();
+    let err = render::render(&input, "invalid-domains.yaml", &Options::default()).unwrap_err().to_string();
+    assert!(err.contains("kagent/sandbox-agent would not be accepted (InvalidAllowedDomains)"), "{err}");
+    assert!(err.contains("allowedDomains[1] \"https://api.openai.com/v1\" has a scheme"), "{err}");
+    assert!(err.contains("allowedDomains[2] \"kagent-controller\""), "{err}");
+    assert!(!err.contains("[0]"), "{err}");
+}
+
+#[test]
+fn non_agents_are_refused_by_document_number() {
+    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "x.yaml: document 1 is apiVersion \"v1\", kind \"ConfigMap\"; expected apiVersion kagent.dev/v1alpha2, kind SandboxAgent"
+    );
+    assert!(render::render("", "empty.yaml", &Options::default()).is_err());
+}
