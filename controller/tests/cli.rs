@@ -1,0 +1,100 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The real `srt-controller` binary: `crd`, `render` (files, stdin, exit codes) and `run`
+//! without a cluster.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_srt-controller"))
+}
+
+fn golden(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(file)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn crd_prints_the_committed_manifest() {
+    let out = bin().arg("crd").output().unwrap();
+    assert!(out.status.success());
+    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crd.yaml")).unwrap();
+    assert_eq!(text(&out.stdout), committed);
+}
+
+#[test]
+fn render_prints_the_golden_objects() {
+    let out = bin().args(["render", "-f"]).arg(golden("seed-skills.yaml")).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), std::fs::read_to_string(golden("seed-skills.rendered.yaml")).unwrap());
+}
+
+#[test]
+fn render_reads_stdin_and_takes_options() {
+    let mut child = bin()
+        .args(["render", "-f", "-", "--runtime-class-name", "kata", "--sandbox-service", "false"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&std::fs::read(golden("seed-allowlist.yaml")).unwrap()).unwrap();
+    let out: Output = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("runtimeClassName: kata"), "{stdout}");
+    assert!(!stdout.contains("service: true"), "{stdout}");
+    assert!(stdout.contains(r#""allowedDomains":["api.github.com"]"#), "{stdout}");
+}
+
+#[test]
+fn render_of_an_agent_that_would_be_rejected_exits_1_naming_the_entry() {
+    let out = bin().args(["render", "-f"]).arg(golden("invalid-domains.yaml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing is printed for a rejected agent");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "srt-controller: SandboxAgent kagent/sandbox-agent would not be accepted (InvalidAllowedDomains)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\"https://api.openai.com/v1\" has a scheme"), "{stderr}");
+}
+
+#[test]
+fn render_of_a_missing_file_exits_2() {
+    let out = bin().args(["render", "-f", "/nonexistent/agent.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read /nonexistent/agent.yaml"));
+}
+
+#[test]
+fn run_without_a_cluster_says_what_is_missing() {
+    let out = bin()
+        .args(["run", "--metrics-addr", "127.0.0.1:0"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no Kubernetes configuration"), "{stderr}");
+    assert!(stderr.contains("KUBECONFIG"), "{stderr}");
+}
+
+#[test]
+fn help_names_every_command() {
+    let out = bin().arg("--help").output().unwrap();
+    let help = text(&out.stdout);
+    for cmd in ["crd", "render", "run"] {
+        assert!(help.contains(cmd), "{help}");
+    }
+    let out = bin().args(["render", "--help"]).output().unwrap();
+    assert!(text(&out.stdout).contains("--runtime-class-name"));
+}

@@ -1,0 +1,220 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! controller/deploy/ is what users apply: the CRD must be the one the binary prints, RBAC
+//! must be exactly what the reconciler uses, and the controller itself unprivileged.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+fn deploy(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy").join(file)
+}
+
+fn docs(file: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(deploy(file)).unwrap();
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect()
+}
+
+#[test]
+fn committed_crd_is_the_generated_one() {
+    let generated = controller::crd_yaml();
+    if std::env::var_os("SRT_BLESS").is_some() {
+        std::fs::write(deploy("crd.yaml"), &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(deploy("crd.yaml")).unwrap();
+    assert!(
+        committed == generated,
+        "controller/deploy/crd.yaml is stale; SRT_BLESS=1 cargo test -p controller regenerates it"
+    );
+}
+
+#[test]
+fn crd_keeps_kagents_names_columns_and_status() {
+    let crd = &docs("crd.yaml")[0];
+    assert_eq!(crd["metadata"]["name"], "sandboxagents.kagent.dev");
+    assert_eq!(crd["spec"]["scope"], "Namespaced");
+    assert_eq!(
+        crd["spec"]["names"],
+        json!({"kind": "SandboxAgent", "plural": "sandboxagents", "singular": "sandboxagent"})
+    );
+    let v = &crd["spec"]["versions"][0];
+    assert_eq!(
+        (v["name"].as_str(), v["served"].as_bool(), v["storage"].as_bool()),
+        (Some("v1alpha2"), Some(true), Some(true))
+    );
+    assert_eq!(v["subresources"], json!({"status": {}}));
+    let columns: Vec<(&str, &str)> = v["additionalPrinterColumns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["jsonPath"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        columns,
+        vec![
+            ("Ready", ".status.conditions[?(@.type=='Ready')].status"),
+            ("Accepted", ".status.conditions[?(@.type=='Accepted')].status")
+        ]
+    );
+    let spec = &v["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    for field in ["type", "declarative", "byo", "description", "skills", "allowedNamespaces", "sandbox", "platform"] {
+        assert!(spec["properties"].get(field).is_some(), "spec.{field} missing");
+    }
+    assert_eq!(spec["properties"]["type"]["enum"], json!(["Declarative", "BYO"]));
+    assert_eq!(spec["properties"]["platform"]["enum"], json!(["agent-sandbox", "substrate"]));
+    assert_eq!(spec["properties"]["platform"]["default"], "agent-sandbox");
+    let domains = &spec["properties"]["sandbox"]["properties"]["network"]["properties"]["allowedDomains"];
+    assert_eq!(domains["items"]["type"], "string");
+}
+
+#[test]
+fn rbac_is_exactly_what_the_reconciler_uses() {
+    let all = docs("rbac.yaml");
+    let role = all.iter().find(|d| d["kind"] == "ClusterRole").unwrap();
+    let rules: Vec<(String, String, Vec<String>)> = role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            let verbs: Vec<String> =
+                r["verbs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+            let groups = r["apiGroups"].as_array().unwrap().clone();
+            let resources = r["resources"].as_array().unwrap().clone();
+            groups.into_iter().flat_map(move |g| {
+                let verbs = verbs.clone();
+                resources
+                    .clone()
+                    .into_iter()
+                    .map(move |res| (g.as_str().unwrap().to_string(), res.as_str().unwrap().to_string(), verbs.clone()))
+            })
+        })
+        .collect();
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let expected = vec![
+        ("kagent.dev".to_string(), "sandboxagents".to_string(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "sandboxagents/status".into(), v(&["patch"])),
+        ("kagent.dev".into(), "sandboxagents/finalizers".into(), v(&["update"])),
+        ("".into(), "configmaps".into(), v(&["get", "list", "watch", "create", "patch"])),
+        ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
+        ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
+    ];
+    assert_eq!(rules, expected);
+    let text = std::fs::read_to_string(deploy("rbac.yaml")).unwrap();
+    assert!(!text.contains("\"*\"") && !text.contains("secrets") && !text.contains("pods"));
+    let binding = all.iter().find(|d| d["kind"] == "ClusterRoleBinding").unwrap();
+    let sa = all.iter().find(|d| d["kind"] == "ServiceAccount").unwrap();
+    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["namespace"], sa["metadata"]["namespace"]);
+}
+
+#[test]
+fn the_controller_runs_unprivileged_as_one_replica() {
+    let all = docs("deployment.yaml");
+    let d = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(d["spec"]["replicas"], 1);
+    assert_eq!(d["spec"]["strategy"]["type"], "Recreate");
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "srt-controller");
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+    let c = &pod["containers"][0];
+    assert_eq!(c["args"], json!(["run", "--log-json"]));
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(c["securityContext"]["privileged"], false);
+    assert_eq!(c["securityContext"]["capabilities"]["drop"], json!(["ALL"]));
+    assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+}
+
+/// What the API server would do with `value` under `schema` (the structural subset CRDs
+/// use): type and enum errors, and fields it would prune because the schema does not
+/// declare them.
+fn check_against(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
+    if value.is_null() {
+        if schema["nullable"] != true {
+            problems.push(format!("{at}: null not allowed"));
+        }
+        return;
+    }
+    if let Some(options) = schema.get("enum").and_then(|e| e.as_array()) {
+        if !options.contains(value) {
+            problems.push(format!("{at}: {value} is not one of {options:?}"));
+        }
+    }
+    let type_ok = match schema["type"].as_str() {
+        Some("object") => value.is_object(),
+        Some("array") => value.is_array(),
+        Some("string") => value.is_string() || schema["x-kubernetes-int-or-string"] == true,
+        Some("integer") => value.is_i64() || value.is_u64(),
+        Some("number") => value.is_number(),
+        Some("boolean") => value.is_boolean(),
+        _ => true,
+    };
+    if !type_ok {
+        problems.push(format!("{at}: {value} is not of type {}", schema["type"]));
+        return;
+    }
+    if let (Some(map), Some(props)) = (value.as_object(), schema.get("properties").and_then(|p| p.as_object())) {
+        for (k, v) in map {
+            match props.get(k) {
+                Some(s) => check_against(s, v, &format!("{at}.{k}"), problems),
+                None if schema["x-kubernetes-preserve-unknown-fields"] == true => {}
+                None => problems.push(format!("{at}.{k}: unknown field, would be pruned")),
+            }
+        }
+        for r in schema.get("required").and_then(|r| r.as_array()).into_iter().flatten() {
+            if !map.contains_key(r.as_str().unwrap()) {
+                problems.push(format!("{at}.{}: required", r.as_str().unwrap()));
+            }
+        }
+    } else if let (Some(map), Some(extra)) = (value.as_object(), schema.get("additionalProperties")) {
+        for (k, v) in map {
+            check_against(extra, v, &format!("{at}.{k}"), problems);
+        }
+    }
+    if let (Some(items), Some(s)) = (value.as_array(), schema.get("items")) {
+        for (i, v) in items.iter().enumerate() {
+            check_against(s, v, &format!("{at}[{i}]"), problems);
+        }
+    }
+}
+
+fn schema_problems(manifest: &Value) -> Vec<String> {
+    let crd = &docs("crd.yaml")[0];
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let mut problems = Vec::new();
+    let spec = manifest.get("spec").cloned().unwrap_or(Value::Null);
+    check_against(&schema["properties"]["spec"], &spec, "spec", &mut problems);
+    problems
+}
+
+#[test]
+fn kagent_manifests_fit_the_schema_without_losing_a_field() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for case in ["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo", "invalid-domains"] {
+        let text = std::fs::read_to_string(golden.join(format!("{case}.yaml"))).unwrap();
+        let manifest: Value = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(schema_problems(&manifest), Vec::<String>::new(), "{case}");
+    }
+    // kagent v0.9.7+ fields, and a declarative spec full of fields this controller never reads.
+    let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"foo": 1},
+        "allowedNamespaces": {"from": "All"},
+        "declarative": {"modelConfig": "m", "stream": true, "tools": [{"type": "McpServer", "mcpServer": {"name": "x"}}],
+                        "a2aConfig": {"skills": [{"id": "s"}]}, "executeCodeBlocks": true}});
+    assert_eq!(schema_problems(&json!({"spec": rich})), Vec::<String>::new());
+}
+
+#[test]
+fn the_schema_check_catches_what_the_api_server_would() {
+    let bad = json!({"spec": {"type": "Imperative", "sandbox": {"netwrk": {}, "network": {"allowedDomains": "x"}}}});
+    let problems = schema_problems(&bad);
+    assert!(problems.iter().any(|p| p.starts_with("spec.type: \"Imperative\" is not one of")), "{problems:?}");
+    assert!(problems.contains(&"spec.sandbox.netwrk: unknown field, would be pruned".to_string()), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.starts_with("spec.sandbox.network.allowedDomains: \"x\" is not of type")),
+        "{problems:?}"
+    );
+}
