@@ -41,4 +41,4 @@ impl SandboxApi {
 /// The message an agent gets while the Sandbox API is missing.
 pub const MISSING_MESSAGE: &str = "the agent-sandbox API (agents.x-k8s.io/v1alpha1 Sandbox) is not served by this cluster; \
      install agent-sandbox (kubectl apply -f https://github.com/kubernetes-sigs/agent-sandbox/releases/download/v0.3.10/manifest.yaml); \
-     srt-controller checks again every 30s and deploys the agent once it is there";
+     srt-controller checks again periodically (every 30s by default) and deploys the agent once it is there";

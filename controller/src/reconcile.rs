@@ -24,7 +24,7 @@ use crate::options::Options;
 
 /// The one field manager for everything this controller writes.
 pub const FIELD_MANAGER: &str = "srt-controller";
-/// How often an agent waiting for the Sandbox API is looked at again.
+/// How often an agent waiting for the Sandbox API is looked at again (default).
 pub const SANDBOX_API_RETRY: Duration = Duration::from_secs(30);
 /// Re-check of a healthy agent even without watch events.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -52,6 +52,8 @@ pub struct Context {
     pub recorder: Recorder,
     pub sandbox_api: SandboxApi,
     pub metrics: Metrics,
+    /// How long an agent waits before the Sandbox API is asked for again.
+    pub sandbox_api_retry: Duration,
     /// Consecutive failures per agent (namespace/name), for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
     /// The clock conditions are stamped with (fixed in tests).
@@ -71,6 +73,7 @@ impl Context {
             options,
             sandbox_api: SandboxApi::default(),
             metrics: Metrics::default(),
+            sandbox_api_retry: SANDBOX_API_RETRY,
             failures: Mutex::new(HashMap::new()),
             now: wall_clock,
         }
@@ -145,7 +148,7 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
 
     if !ctx.sandbox_api.available(&ctx.client).await.map_err(Error::Discovery)? {
         wait_for_sandbox_api(agent, ctx).await?;
-        return Ok((Action::requeue(SANDBOX_API_RETRY), Step::WaitingForApi));
+        return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));
     }
 
     let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -162,7 +165,7 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
             // The CRD went away between discovery and now.
             ctx.sandbox_api.forget();
             wait_for_sandbox_api(agent, ctx).await?;
-            return Ok((Action::requeue(SANDBOX_API_RETRY), Step::WaitingForApi));
+            return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));
         }
         Err(source) => {
             return Err(failed(agent, ctx, Error::Apply { kind: "Sandbox", namespace, name, source }).await);

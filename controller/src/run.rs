@@ -31,6 +31,9 @@ pub struct RunArgs {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "SRT_CONTROLLER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+    /// Seconds between checks for the Sandbox API while it is missing.
+    #[arg(long, env = "SRT_CONTROLLER_SANDBOX_API_RETRY_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sandbox_api_retry_seconds: u64,
     /// Log as JSON lines (for log collectors) instead of text.
     #[arg(long, env = "SRT_CONTROLLER_LOG_JSON")]
     pub log_json: bool,
@@ -60,7 +63,6 @@ pub fn main(args: RunArgs) -> ExitCode {
 
 fn fail(e: &RunError) -> ExitCode {
     tracing::error!("{e}");
-    eprintln!("srt-controller: {e}");
     ExitCode::FAILURE
 }
 
@@ -80,7 +82,9 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .map_err(|source| RunError::Listen { addr: args.metrics_addr, source })?;
-    let ctx = Arc::new(Context::new(client.clone(), args.options));
+    let mut ctx = Context::new(client.clone(), args.options);
+    ctx.sandbox_api_retry = std::time::Duration::from_secs(args.sandbox_api_retry_seconds);
+    let ctx = Arc::new(ctx);
     let ready = Arc::new(AtomicBool::new(false));
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
@@ -105,9 +109,18 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let store = controller.store();
     let ready_flag = ready.clone();
     tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            ready_flag.store(true, Ordering::Relaxed);
-            tracing::info!("SandboxAgent cache synced; ready");
+        // The store's readiness signal wakes only its latest waiter (the controller's own
+        // runner), so ask again every 100 ms rather than wait once.
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_millis(100), store.wait_until_ready()).await {
+                Ok(Ok(())) => {
+                    ready_flag.store(true, Ordering::Relaxed);
+                    tracing::info!("SandboxAgent cache synced; ready");
+                    return;
+                }
+                Ok(Err(_)) => return,
+                Err(_) => continue,
+            }
         }
     });
     tracing::info!(namespace = args.namespace.as_deref().unwrap_or("(all)"), "srt-controller started");
@@ -116,10 +129,24 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         .for_each(|res| async move {
             match res {
                 Ok((obj, _)) => tracing::debug!(agent = %obj, "reconciled"),
+                Err(e) if is_missing_api(&e) => {
+                    tracing::debug!(error = %e, "a watched API is not served (agent-sandbox not installed?); retrying")
+                }
                 Err(e) => tracing::warn!(error = %e, "controller"),
             }
         })
         .await;
     tracing::info!("shut down");
     Ok(())
+}
+
+/// A watch whose list answered 404: the Sandbox CRD is not installed yet. Agents say so in
+/// their status (reconcile.rs), so the log does not repeat it on every retry.
+fn is_missing_api<E: std::error::Error>(e: &kube::runtime::controller::Error<E, watcher::Error>) -> bool {
+    matches!(
+        e,
+        kube::runtime::controller::Error::QueueError(
+            watcher::Error::InitialListFailed(kube::Error::Api(s)) | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        ) if s.code == 404
+    )
 }

@@ -1,0 +1,190 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The real `srt-controller run` binary with its watches, against the in-memory API server
+//! in fake_apiserver/: agents are deployed and become Ready, bad ones are refused, edits
+//! reach only the settings, a late agent-sandbox install is picked up, SIGTERM stops it.
+
+mod fake_apiserver;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_apiserver::{agent_json, write_kubeconfig, FakeApi, Running};
+use serde_json::json;
+
+struct Controller {
+    child: Child,
+    metrics_port: u16,
+    _dir: tempdir::Dir,
+}
+
+mod tempdir {
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new(tag: &str) -> Dir {
+            let p = std::env::temp_dir().join(format!("srt-controller-e2e-{tag}-{}", std::process::id()));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn start_controller(fake: &Running, tag: &str, extra: &[&str]) -> Controller {
+    let dir = tempdir::Dir::new(tag);
+    let kubeconfig = write_kubeconfig(&dir.0, fake.addr);
+    let metrics_port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_srt-controller"))
+        .args(["run", "--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+        .args(extra)
+        .env("KUBECONFIG", kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("RUST_LOG", std::env::var("E2E_LOG").unwrap_or_else(|_| "warn".into()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    Controller { child, metrics_port, _dir: dir }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// GET on the controller's metrics port: (status line, body).
+async fn http_get(port: u16, path: &str) -> Option<(String, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).await.ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).await.ok()?;
+    let (head, body) = buf.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_string(), body.to_string()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_are_deployed_made_ready_edited_and_refused() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    api.create("sandboxagents", agent_json("kagent", "alpha", &["api.github.com"]));
+    api.create("sandboxagents", agent_json("team-b", "beta", &[]));
+    api.create("sandboxagents", agent_json("kagent", "broken", &["https://api.github.com"]));
+
+    let mut ctl = start_controller(&fake, "main", &[]);
+    let t = Duration::from_secs(30);
+    wait_until("alpha and beta Ready=True", t, || api.count_condition("sandboxagents", "Ready", "True") == 2).await;
+    wait_until("broken Accepted=False", t, || {
+        api.get("sandboxagents", "kagent", "broken")
+            .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "InvalidAllowedDomains")
+    })
+    .await;
+    assert_eq!(api.count("sandboxes"), 2, "no Sandbox for the refused agent");
+    assert_eq!(api.count("configmaps"), 2);
+    let alpha = api.get("sandboxagents", "kagent", "alpha").unwrap();
+    assert_eq!(alpha["status"]["conditions"][1]["reason"], "WorkloadReady");
+    assert_eq!(alpha["status"]["observedGeneration"], 1);
+
+    // Edit alpha's domains: the settings change, the Sandbox object does not.
+    let sandbox_before = api.get("sandboxes", "kagent", "alpha").unwrap();
+    let mut spec = alpha["spec"].clone();
+    spec["sandbox"]["network"]["allowedDomains"] = json!(["api.github.com", "*.pypi.org"]);
+    api.update_spec("sandboxagents", "kagent", "alpha", spec);
+    wait_until("the settings ConfigMap carries the new domain", t, || {
+        api.get("configmaps", "kagent", "alpha-srt-settings")
+            .is_some_and(|c| c["data"]["srt-settings.json"].as_str().unwrap().contains("*.pypi.org"))
+    })
+    .await;
+    wait_until("observedGeneration 2", t, || {
+        api.get("sandboxagents", "kagent", "alpha").unwrap()["status"]["observedGeneration"] == 2
+    })
+    .await;
+    let sandbox_after = api.get("sandboxes", "kagent", "alpha").unwrap();
+    assert_eq!(
+        sandbox_before["metadata"]["resourceVersion"], sandbox_after["metadata"]["resourceVersion"],
+        "the Sandbox must not be rewritten when only domains change"
+    );
+
+    // Fix the broken agent: it is accepted and deployed.
+    let mut spec = api.get("sandboxagents", "kagent", "broken").unwrap()["spec"].clone();
+    spec["sandbox"]["network"]["allowedDomains"] = json!(["api.github.com"]);
+    api.update_spec("sandboxagents", "kagent", "broken", spec);
+    wait_until("broken, fixed, becomes Ready", t, || api.count_condition("sandboxagents", "Ready", "True") == 3).await;
+
+    let start = Instant::now();
+    loop {
+        let (line, _) = http_get(ctl.metrics_port, "/readyz").await.unwrap();
+        if line.contains("200") {
+            break;
+        }
+        assert!(line.contains("503"), "{line}");
+        assert!(start.elapsed() < Duration::from_secs(5), "/readyz still {line}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (line, _) = http_get(ctl.metrics_port, "/healthz").await.unwrap();
+    assert!(line.contains("200"), "{line}");
+    let (line, metrics) = http_get(ctl.metrics_port, "/metrics").await.unwrap();
+    assert!(line.contains("200"), "{line}");
+    assert!(metrics.contains("srt_controller_reconciles_total{result=\"rejected\"}"), "{metrics}");
+    assert!(metrics.contains("srt_controller_sandbox_api_available 1"), "{metrics}");
+    let (line, _) = http_get(ctl.metrics_port, "/nope").await.unwrap();
+    assert!(line.contains("404"), "{line}");
+
+    // SIGTERM: a clean exit.
+    let status = Command::new("kill").args(["-TERM", &ctl.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let start = Instant::now();
+    loop {
+        if let Some(code) = ctl.child.try_wait().unwrap() {
+            assert!(code.success(), "exit after SIGTERM: {code}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "did not stop after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_sandbox_installed_later_is_picked_up_without_a_restart() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    api.sandbox_api.store(false, std::sync::atomic::Ordering::SeqCst);
+    api.create("sandboxagents", agent_json("kagent", "early", &["api.github.com"]));
+
+    let _ctl = start_controller(&fake, "late", &["--sandbox-api-retry-seconds", "1"]);
+    let t = Duration::from_secs(30);
+    wait_until("early reports the missing Sandbox API", t, || {
+        api.get("sandboxagents", "kagent", "early")
+            .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "SandboxAPIMissing")
+    })
+    .await;
+    assert_eq!(api.count("configmaps"), 0);
+    let message = api.get("sandboxagents", "kagent", "early").unwrap()["status"]["conditions"][0]["message"].clone();
+    assert!(message.as_str().unwrap().contains("install agent-sandbox"), "{message}");
+
+    api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    api.sandbox_api.store(true, std::sync::atomic::Ordering::SeqCst);
+    wait_until("early deployed and Ready once agent-sandbox is there", t, || {
+        api.count_condition("sandboxagents", "Ready", "True") == 1
+    })
+    .await;
+    assert_eq!(api.count("sandboxes"), 1);
+}

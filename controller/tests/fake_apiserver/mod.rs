@@ -1,0 +1,453 @@
+//! A small in-memory Kubernetes API server on loopback HTTP, enough for the real
+//! `srt-controller run` binary: list + watch (full objects and PartialObjectMetadata),
+//! server-side apply (create or merge, no-op applies keep the resourceVersion), status
+//! subresource, events, and discovery of the Sandbox API. It can also play the
+//! agent-sandbox controller by marking applied Sandboxes Ready.
+//!
+//! Not a conformant apiserver: no field ownership, no validation, no admission.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+/// The collections the fake serves, by URL segment: (api prefix, plural, kind).
+const KINDS: &[(&str, &str, &str)] = &[
+    ("/apis/kagent.dev/v1alpha2", "sandboxagents", "SandboxAgent"),
+    ("/api/v1", "configmaps", "ConfigMap"),
+    ("/apis/agents.x-k8s.io/v1alpha1", "sandboxes", "Sandbox"),
+    ("/apis/events.k8s.io/v1", "events", "Event"),
+];
+
+#[derive(Clone, Debug)]
+struct Change {
+    plural: &'static str,
+    kind: &'static str,
+    type_: &'static str,
+    object: Value,
+}
+
+pub struct FakeApi {
+    /// (plural, namespace, name) -> object
+    objects: Mutex<BTreeMap<(String, String, String), Value>>,
+    version: AtomicU64,
+    changes: broadcast::Sender<Change>,
+    pub sandbox_api: AtomicBool,
+    /// Play agent-sandbox: every applied Sandbox gets `Ready=True` right away.
+    pub sandboxes_become_ready: AtomicBool,
+    pub requests: AtomicU64,
+    pub applies: AtomicU64,
+    pub status_writes: AtomicU64,
+}
+
+pub struct Running {
+    pub api: Arc<FakeApi>,
+    pub addr: SocketAddr,
+}
+
+impl FakeApi {
+    pub async fn start() -> Running {
+        let (changes, _) = broadcast::channel(65_536);
+        let api = Arc::new(FakeApi {
+            objects: Mutex::new(BTreeMap::new()),
+            version: AtomicU64::new(1),
+            changes,
+            sandbox_api: AtomicBool::new(true),
+            sandboxes_become_ready: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+            applies: AtomicU64::new(0),
+            status_writes: AtomicU64::new(0),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = api.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let api = server.clone();
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(move |req| {
+                        let api = api.clone();
+                        async move { Ok::<_, Infallible>(api.handle(req).await) }
+                    });
+                    let _ =
+                        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                });
+            }
+        });
+        Running { api, addr }
+    }
+
+    fn next_version(&self) -> String {
+        (self.version.fetch_add(1, Ordering::SeqCst) + 1).to_string()
+    }
+
+    fn current_version(&self) -> String {
+        self.version.load(Ordering::SeqCst).to_string()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String, String), Value>> {
+        self.objects.lock().unwrap()
+    }
+
+    /// Stores an object as `kubectl create` would (uid, generation, resourceVersion).
+    pub fn create(&self, plural: &'static str, mut obj: Value) {
+        let kind = kind_of(plural);
+        let ns = obj["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
+        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+        obj["metadata"]["namespace"] = json!(ns);
+        obj["metadata"]["uid"] = json!(format!("uid-{plural}-{ns}-{name}"));
+        obj["metadata"]["generation"] = json!(1);
+        obj["metadata"]["resourceVersion"] = json!(self.next_version());
+        self.lock().insert((plural.into(), ns, name), obj.clone());
+        let _ = self.changes.send(Change { plural, kind, type_: "ADDED", object: obj });
+    }
+
+    /// Replaces an object's spec as `kubectl apply` of a new spec would (generation + 1).
+    pub fn update_spec(&self, plural: &'static str, ns: &str, name: &str, spec: Value) {
+        let obj = {
+            let mut objects = self.lock();
+            let obj = objects.get_mut(&(plural.to_string(), ns.to_string(), name.to_string())).unwrap();
+            obj["spec"] = spec;
+            let generation = obj["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
+            obj["metadata"]["generation"] = json!(generation);
+            obj["metadata"]["resourceVersion"] = json!(self.next_version());
+            obj.clone()
+        };
+        let _ = self.changes.send(Change { plural, kind: kind_of(plural), type_: "MODIFIED", object: obj });
+    }
+
+    pub fn get(&self, plural: &str, ns: &str, name: &str) -> Option<Value> {
+        self.lock().get(&(plural.to_string(), ns.to_string(), name.to_string())).cloned()
+    }
+
+    pub fn count(&self, plural: &str) -> usize {
+        self.lock().keys().filter(|(p, _, _)| p == plural).count()
+    }
+
+    /// How many objects of `plural` have condition `type_` with status `status`.
+    pub fn count_condition(&self, plural: &str, type_: &str, status: &str) -> usize {
+        self.lock()
+            .iter()
+            .filter(|((p, _, _), _)| p == plural)
+            .filter(|(_, o)| {
+                o["status"]["conditions"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c["type"] == type_ && c["status"] == status))
+            })
+            .count()
+    }
+
+    async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let method = req.method().clone();
+        let path = req.uri().path().to_string();
+        let query: BTreeMap<String, String> = req
+            .uri()
+            .query()
+            .unwrap_or("")
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), percent_decode(v)))
+            .collect();
+        let metadata_only = req
+            .headers()
+            .get("accept")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
+        let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+
+        if method == Method::GET && path == "/apis/agents.x-k8s.io/v1alpha1" {
+            if !self.sandbox_api.load(Ordering::SeqCst) {
+                return status_response(404, "NotFound", "the server could not find the requested resource");
+            }
+            return json_response(
+                StatusCode::OK,
+                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "agents.x-k8s.io/v1alpha1",
+                       "resources": [{"name": "sandboxes", "singularName": "sandbox", "namespaced": true, "kind": "Sandbox",
+                                      "verbs": ["get", "list", "watch", "create", "patch"]}]}),
+            );
+        }
+        let Some(route) = Route::parse(&path) else {
+            return status_response(404, "NotFound", &format!("no route for {path}"));
+        };
+        if route.plural == "sandboxes" && !self.sandbox_api.load(Ordering::SeqCst) {
+            return status_response(404, "NotFound", "the server could not find the requested resource");
+        }
+        match (method, &route.name) {
+            (Method::GET, None) if query.get("watch").map(String::as_str) == Some("true") => {
+                self.watch(&route, &query, metadata_only)
+            }
+            (Method::GET, None) => self.list(&route, &query, metadata_only),
+            (Method::GET, Some(name)) => match self.get(route.plural, route.namespace.as_deref().unwrap_or(""), name) {
+                Some(o) => json_response(StatusCode::OK, o),
+                None => status_response(404, "NotFound", "not found"),
+            },
+            (Method::PATCH, Some(name)) => {
+                let patch: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                self.apply(&route, name, patch)
+            }
+            (Method::POST, None) => {
+                let mut obj: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                obj["metadata"]["resourceVersion"] = json!(self.next_version());
+                json_response(StatusCode::CREATED, obj)
+            }
+            _ => status_response(405, "MethodNotAllowed", "not supported by the fake"),
+        }
+    }
+
+    fn list(
+        &self,
+        route: &Route,
+        query: &BTreeMap<String, String>,
+        metadata_only: bool,
+    ) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+        let selector = query.get("labelSelector").cloned();
+        let items: Vec<Value> = self
+            .lock()
+            .iter()
+            .filter(|((p, ns, _), o)| {
+                p == route.plural && route.namespace.as_ref().is_none_or(|n| n == ns) && selects(selector.as_deref(), o)
+            })
+            .map(|(_, o)| if metadata_only { partial(o) } else { o.clone() })
+            .collect();
+        let kind = if metadata_only { "PartialObjectMetadataList".to_string() } else { format!("{}List", route.kind) };
+        json_response(
+            StatusCode::OK,
+            json!({"apiVersion": "v1", "kind": kind, "metadata": {"resourceVersion": self.current_version()}, "items": items}),
+        )
+    }
+
+    fn watch(
+        &self,
+        route: &Route,
+        query: &BTreeMap<String, String>,
+        metadata_only: bool,
+    ) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+        let rx = self.changes.subscribe();
+        let plural = route.plural;
+        let namespace = route.namespace.clone();
+        let selector = query.get("labelSelector").cloned();
+        let since: u64 = query.get("resourceVersion").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let stream = futures::stream::unfold(rx, move |mut rx| {
+            let namespace = namespace.clone();
+            let selector = selector.clone();
+            async move {
+                loop {
+                    match rx.recv().await {
+                        Ok(c) => {
+                            let rv: u64 = c.object["metadata"]["resourceVersion"]
+                                .as_str()
+                                .and_then(|v| v.parse().ok())
+                                .unwrap_or(0);
+                            let ns = c.object["metadata"]["namespace"].as_str().unwrap_or("");
+                            if c.plural != plural
+                                || rv <= since
+                                || namespace.as_deref().is_some_and(|n| n != ns)
+                                || !selects(selector.as_deref(), &c.object)
+                            {
+                                continue;
+                            }
+                            let object = if metadata_only { partial(&c.object) } else { c.object.clone() };
+                            let mut line = serde_json::to_vec(&json!({"type": c.type_, "object": object})).unwrap();
+                            line.push(b'\n');
+                            return Some((Ok::<_, Infallible>(Frame::data(Bytes::from(line))), rx));
+                        }
+                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            }
+        });
+        Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .body(BodyExt::boxed_unsync(StreamBody::new(stream.boxed())))
+            .unwrap()
+    }
+
+    fn apply(&self, route: &Route, name: &str, patch: Value) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+        let ns = route.namespace.clone().unwrap_or_else(|| "default".into());
+        let key = (route.plural.to_string(), ns.clone(), name.to_string());
+        let (obj, type_) = {
+            let mut objects = self.lock();
+            let existing = objects.get(&key).cloned();
+            let (mut next, type_) = match (existing.clone(), route.status) {
+                (None, true) => return status_response(404, "NotFound", "no such object"),
+                (None, false) => {
+                    let mut o = patch.clone();
+                    o["metadata"]["uid"] = json!(format!("uid-{}-{ns}-{name}", route.plural));
+                    o["metadata"]["generation"] = json!(1);
+                    (o, "ADDED")
+                }
+                (Some(mut o), true) => {
+                    o["status"] = patch["status"].clone();
+                    (o, "MODIFIED")
+                }
+                (Some(mut o), false) => {
+                    merge(&mut o, &patch);
+                    (o, "MODIFIED")
+                }
+            };
+            if route.status {
+                self.status_writes.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.applies.fetch_add(1, Ordering::Relaxed);
+            }
+            if route.plural == "sandboxes" && !route.status && self.sandboxes_become_ready.load(Ordering::SeqCst) {
+                next["status"] = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "DependenciesReady",
+                    "message": "Pod is Ready; Service Exists", "lastTransitionTime": "2026-11-22T00:00:00Z"}]});
+            }
+            if let Some(old) = &existing {
+                let mut a = old.clone();
+                a["metadata"]["resourceVersion"] = Value::Null;
+                let mut b = next.clone();
+                b["metadata"]["resourceVersion"] = Value::Null;
+                if a == b {
+                    // A no-op apply changes nothing and triggers no watch event.
+                    return json_response(StatusCode::OK, old.clone());
+                }
+            }
+            next["metadata"]["resourceVersion"] = json!(self.next_version());
+            objects.insert(key, next.clone());
+            (next, type_)
+        };
+        let _ = self.changes.send(Change { plural: route.plural, kind: route.kind, type_, object: obj.clone() });
+        json_response(StatusCode::OK, obj)
+    }
+}
+
+struct Route {
+    plural: &'static str,
+    kind: &'static str,
+    namespace: Option<String>,
+    name: Option<String>,
+    status: bool,
+}
+
+impl Route {
+    /// `{prefix}[/namespaces/{ns}]/{plural}[/{name}[/status]]`
+    fn parse(path: &str) -> Option<Route> {
+        for (prefix, plural, kind) in KINDS {
+            let Some(rest) = path.strip_prefix(prefix) else { continue };
+            let mut parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+            let namespace = if parts.first() == Some(&"namespaces") && parts.len() >= 3 {
+                let ns = parts[1].to_string();
+                parts.drain(..2);
+                Some(ns)
+            } else {
+                None
+            };
+            if parts.first() != Some(plural) {
+                continue;
+            }
+            return Some(Route {
+                plural,
+                kind,
+                namespace,
+                name: parts.get(1).map(|s| s.to_string()),
+                status: parts.get(2) == Some(&"status"),
+            });
+        }
+        None
+    }
+}
+
+fn kind_of(plural: &str) -> &'static str {
+    KINDS.iter().find(|(_, p, _)| *p == plural).map(|(_, _, k)| *k).unwrap()
+}
+
+fn partial(o: &Value) -> Value {
+    json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": o["metadata"].clone()})
+}
+
+fn selects(selector: Option<&str>, o: &Value) -> bool {
+    let Some(selector) = selector.filter(|s| !s.is_empty()) else { return true };
+    selector.split(',').all(|term| match term.split_once('=') {
+        Some((k, v)) => o["metadata"]["labels"][k].as_str() == Some(v),
+        None => true,
+    })
+}
+
+fn merge(into: &mut Value, patch: &Value) {
+    match (into, patch) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn json_response(status: StatusCode, v: Value) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(BodyExt::boxed_unsync(Full::new(Bytes::from(serde_json::to_vec(&v).unwrap()))))
+        .unwrap()
+}
+
+fn status_response(code: u16, reason: &str, message: &str) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
+    json_response(
+        StatusCode::from_u16(code).unwrap(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}),
+    )
+}
+
+/// A kubeconfig pointing at the fake.
+pub fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://{addr}\n\
+             users:\n- name: fake\n  user:\n    token: fake-token\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n\
+             current-context: fake\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The seed's declarative agent named `name` in `ns` with `domains`.
+pub fn agent_json(ns: &str, name: &str, domains: &[&str]) -> Value {
+    json!({
+        "apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"type": "Declarative",
+                 "sandbox": {"network": {"allowedDomains": domains}},
+                 "declarative": {"modelConfig": "default-model-config", "systemMessage": "You are a helpful assistant."}}
+    })
+}
