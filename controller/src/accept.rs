@@ -58,7 +58,7 @@ pub fn check_domains(domains: &[String]) -> Result<(), Rejection> {
         .filter_map(|(i, d)| {
             DomainPattern::parse(d, ListKind::Allowed)
                 .err()
-                .map(|e| format!("spec.sandbox.network.allowedDomains[{i}] \"{d}\" {e}"))
+                .map(|e| format!("spec.sandbox.network.allowedDomains[{i}] \"{d}\": {e}"))
         })
         .collect();
     if problems.is_empty() {
@@ -168,8 +168,8 @@ mod tests {
         let r = check(&declarative(&["api.github.com", "https://x.example.com", "*.com", "kagent-controller"]))
             .unwrap_err();
         assert_eq!(r.reason, REASON_INVALID_DOMAINS);
-        assert!(r.message.contains("allowedDomains[1] \"https://x.example.com\" has a scheme"), "{}", r.message);
-        assert!(r.message.contains("allowedDomains[2] \"*.com\" is too broad") || r.message.contains("[2] \"*.com\""));
+        assert!(r.message.contains("allowedDomains[1] \"https://x.example.com\": has a scheme"), "{}", r.message);
+        assert!(r.message.contains("allowedDomains[2] \"*.com\": \"*.com\" is too broad"), "{}", r.message);
         assert!(r.message.contains("allowedDomains[3] \"kagent-controller\""), "{}", r.message);
         assert!(!r.message.contains("[0]"), "{}", r.message);
     }

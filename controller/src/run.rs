@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "SRT_CONTROLLER_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+    /// Agents reconciled at the same time (each reconcile is a few API requests). Bounds
+    /// the controller's connections and memory and the load it puts on the API server.
+    #[arg(long, env = "SRT_CONTROLLER_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
     /// Seconds between checks for the Sandbox API while it is missing.
     #[arg(long, env = "SRT_CONTROLLER_SANDBOX_API_RETRY_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub sandbox_api_retry_seconds: u64,
@@ -105,6 +109,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let controller = Controller::new(agents, watcher::Config::default())
         .owns(configmaps, ours.clone())
         .owns_with(sandboxes, sandbox_resource(), ours)
+        .with_config(kube::runtime::controller::Config::default().concurrency(args.concurrency))
         .shutdown_on_signal();
     let store = controller.store();
     let ready_flag = ready.clone();

@@ -63,7 +63,7 @@ fn render_of_an_agent_that_would_be_rejected_exits_1_naming_the_entry() {
         ),
         "{stderr}"
     );
-    assert!(stderr.contains("\"https://api.openai.com/v1\" has a scheme"), "{stderr}");
+    assert!(stderr.contains("\"https://api.openai.com/v1\": has a scheme"), "{stderr}");
 }
 
 #[test]

@@ -61,6 +61,33 @@ impl Drop for Controller {
     }
 }
 
+/// (group, resource, verb) triples the ClusterRole grants.
+fn granted_by_rbac() -> std::collections::BTreeSet<(String, String, String)> {
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml")).unwrap();
+    let mut out = std::collections::BTreeSet::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let v: serde_json::Value = serde::Deserialize::deserialize(doc).unwrap();
+        if v["kind"] != "ClusterRole" {
+            continue;
+        }
+        for rule in v["rules"].as_array().unwrap() {
+            for g in rule["apiGroups"].as_array().unwrap() {
+                for r in rule["resources"].as_array().unwrap() {
+                    for verb in rule["verbs"].as_array().unwrap() {
+                        out.insert((
+                            g.as_str().unwrap().into(),
+                            r.as_str().unwrap().into(),
+                            verb.as_str().unwrap().into(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
@@ -147,6 +174,23 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
     assert!(metrics.contains("srt_controller_sandbox_api_available 1"), "{metrics}");
     let (line, _) = http_get(ctl.metrics_port, "/nope").await.unwrap();
     assert!(line.contains("404"), "{line}");
+
+    // Every request the controller made is allowed by controller/deploy/rbac.yaml.
+    let granted = granted_by_rbac();
+    let used = api.verbs.lock().unwrap().clone();
+    for (group, resource, verb) in &used {
+        assert!(
+            granted.contains(&(group.clone(), resource.clone(), verb.clone())),
+            "the controller used {verb} on {group}/{resource}, which deploy/rbac.yaml does not grant"
+        );
+    }
+    for needed in [
+        ("kagent.dev", "sandboxagents", "watch"),
+        ("agents.x-k8s.io", "sandboxes", "create"),
+        ("", "configmaps", "patch"),
+    ] {
+        assert!(used.contains(&(needed.0.into(), needed.1.into(), needed.2.into())), "{needed:?} not seen: {used:?}");
+    }
 
     // SIGTERM: a clean exit.
     let status = Command::new("kill").args(["-TERM", &ctl.child.id().to_string()]).status().unwrap();

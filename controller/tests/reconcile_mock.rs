@@ -122,7 +122,7 @@ async fn an_invalid_domain_is_rejected_and_nothing_is_applied() {
         ]
     );
     let message = condition_message(&status.body, "Accepted");
-    assert!(message.contains("allowedDomains[1] \"https://evil.example.com/x\" has a scheme"), "{message}");
+    assert!(message.contains("allowedDomains[1] \"https://evil.example.com/x\": has a scheme"), "{message}");
     assert_eq!(status.body["status"]["observedGeneration"], 3);
     status.respond_applied(json!({}));
 

@@ -114,7 +114,7 @@ fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
     let input = std::fs::read_to_string(dir().join("invalid-domains.yaml")).unwrap();
     let err = render::render(&input, "invalid-domains.yaml", &Options::default()).unwrap_err().to_string();
     assert!(err.contains("kagent/sandbox-agent would not be accepted (InvalidAllowedDomains)"), "{err}");
-    assert!(err.contains("allowedDomains[1] \"https://api.openai.com/v1\" has a scheme"), "{err}");
+    assert!(err.contains("allowedDomains[1] \"https://api.openai.com/v1\": has a scheme"), "{err}");
     assert!(err.contains("allowedDomains[2] \"kagent-controller\""), "{err}");
     assert!(!err.contains("[0]"), "{err}");
 }

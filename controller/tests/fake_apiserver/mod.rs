@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -51,6 +51,8 @@ pub struct FakeApi {
     pub requests: AtomicU64,
     pub applies: AtomicU64,
     pub status_writes: AtomicU64,
+    /// Every (API group, resource, verb) a client used, as RBAC names them.
+    pub verbs: Mutex<BTreeSet<(String, String, String)>>,
 }
 
 pub struct Running {
@@ -70,6 +72,7 @@ impl FakeApi {
             requests: AtomicU64::new(0),
             applies: AtomicU64::new(0),
             status_writes: AtomicU64::new(0),
+            verbs: Mutex::new(BTreeSet::new()),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -184,6 +187,23 @@ impl FakeApi {
         let Some(route) = Route::parse(&path) else {
             return status_response(404, "NotFound", &format!("no route for {path}"));
         };
+        let watching = query.get("watch").map(String::as_str) == Some("true");
+        let verb = match (&method, &route.name) {
+            (&Method::GET, None) if watching => "watch",
+            (&Method::GET, None) => "list",
+            (&Method::GET, Some(_)) => "get",
+            (&Method::POST, _) => "create",
+            (&Method::PATCH, Some(name)) => {
+                let exists = self.get(route.plural, route.namespace.as_deref().unwrap_or(""), name).is_some();
+                // An apply that creates the object needs `create` as well as `patch`.
+                if !exists && !route.status {
+                    self.record(&route, "create");
+                }
+                "patch"
+            }
+            _ => "other",
+        };
+        self.record(&route, verb);
         if route.plural == "sandboxes" && !self.sandbox_api.load(Ordering::SeqCst) {
             return status_response(404, "NotFound", "the server could not find the requested resource");
         }
@@ -207,6 +227,12 @@ impl FakeApi {
             }
             _ => status_response(405, "MethodNotAllowed", "not supported by the fake"),
         }
+    }
+
+    fn record(&self, route: &Route, verb: &str) {
+        let group = route_group(route);
+        let resource = if route.status { format!("{}/status", route.plural) } else { route.plural.to_string() };
+        self.verbs.lock().unwrap().insert((group, resource, verb.to_string()));
     }
 
     fn list(
@@ -364,6 +390,12 @@ impl Route {
         }
         None
     }
+}
+
+/// The API group of a route, from its prefix (`/api/v1` is the core group "").
+fn route_group(route: &Route) -> String {
+    let prefix = KINDS.iter().find(|(_, p, _)| *p == route.plural).map(|(p, _, _)| *p).unwrap();
+    prefix.strip_prefix("/apis/").and_then(|r| r.split('/').next()).unwrap_or("").to_string()
 }
 
 fn kind_of(plural: &str) -> &'static str {
