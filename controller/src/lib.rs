@@ -14,6 +14,7 @@ pub mod reconcile;
 pub mod render;
 pub mod run;
 pub mod settings;
+pub mod stored;
 
 use kube::CustomResourceExt;
 

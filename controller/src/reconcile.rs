@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -21,6 +21,7 @@ use crate::discovery::{SandboxApi, MISSING_MESSAGE};
 use crate::metrics::{Metrics, Outcome};
 use crate::objects::{self, sandbox_resource};
 use crate::options::Options;
+use crate::stored;
 
 /// The one field manager for everything this controller writes.
 pub const FIELD_MANAGER: &str = "srt-controller";
@@ -90,8 +91,28 @@ impl Context {
     }
 }
 
-fn key(agent: &SandboxAgent) -> String {
-    format!("{}/{}", agent.namespace().unwrap_or_default(), agent.name_any())
+fn key(meta: &ObjectMeta) -> String {
+    format!("{}/{}", meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
+}
+
+/// Reconciles an agent as the watch delivers it (untyped, see stored.rs): a valid one as
+/// [`reconcile`] does, an unreadable one is refused with the path of the problem.
+pub async fn reconcile_stored(obj: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, Error> {
+    match stored::parse(&obj) {
+        Ok(agent) => reconcile(Arc::new(agent), ctx).await,
+        Err(bad) => {
+            let started = Instant::now();
+            let result = reject(&bad.shell, &ctx, &bad.rejection).await;
+            let outcome = if result.is_ok() { Outcome::Rejected } else { Outcome::Error };
+            ctx.metrics.record(outcome, started.elapsed());
+            result.map(|()| Action::await_change())
+        }
+    }
+}
+
+/// [`error_policy`] for the untyped watch.
+pub fn error_policy_stored(obj: Arc<DynamicObject>, err: &Error, ctx: Arc<Context>) -> Action {
+    retry_after_failure(&obj.metadata, err, &ctx)
 }
 
 /// Reconciles one agent. Idempotent: an unchanged agent costs two no-op applies and no
@@ -105,7 +126,7 @@ pub async fn reconcile(agent: Arc<SandboxAgent>, ctx: Arc<Context>) -> Result<Ac
     };
     ctx.metrics.record(outcome.into(), started.elapsed());
     if result.is_ok() {
-        ctx.failures().remove(&key(&agent));
+        ctx.failures().remove(&key(&agent.metadata));
     }
     result.map(|(action, _)| action)
 }
@@ -205,7 +226,7 @@ where
 
 /// `Accepted=False` with the reason, nothing else touched; a Warning event once per change.
 async fn reject(agent: &SandboxAgent, ctx: &Context, r: &Rejection) -> Result<(), Error> {
-    tracing::info!(agent = %key(agent), reason = r.reason, message = %r.message, "SandboxAgent not accepted");
+    tracing::info!(agent = %key(&agent.metadata), reason = r.reason, message = %r.message, "SandboxAgent not accepted");
     let conds = [
         Cond::new(cond::ACCEPTED, "False", r.reason, r.message.clone()),
         Cond::new(cond::READY, "False", cond::REASON_NOT_ACCEPTED, "the SandboxAgent was not accepted; see Accepted"),
@@ -249,7 +270,9 @@ async fn write_status(agent: &SandboxAgent, ctx: &Context, conds: &[Cond]) -> Re
     }
     let namespace = agent.namespace().unwrap_or_else(|| "default".into());
     let name = agent.name_any();
-    let api: Api<SandboxAgent> = Api::namespaced(ctx.client.clone(), &namespace);
+    // Untyped, so the answer (the whole stored object) is read back even when its spec does
+    // not fit the types (stored.rs).
+    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &stored::agent_resource());
     let body = json!({
         "apiVersion": "kagent.dev/v1alpha2",
         "kind": "SandboxAgent",
@@ -289,13 +312,18 @@ async fn event(agent: &SandboxAgent, ctx: &Context, type_: EventType, reason: &s
 
 /// Retry with per-agent exponential backoff: 5s, 10s, 20s, ... capped at five minutes.
 pub fn error_policy(agent: Arc<SandboxAgent>, err: &Error, ctx: Arc<Context>) -> Action {
+    retry_after_failure(&agent.metadata, err, &ctx)
+}
+
+fn retry_after_failure(meta: &ObjectMeta, err: &Error, ctx: &Context) -> Action {
+    let agent = key(meta);
     let delay = {
         let mut failures = ctx.failures();
-        let n = failures.entry(key(&agent)).or_insert(0);
+        let n = failures.entry(agent.clone()).or_insert(0);
         *n = n.saturating_add(1);
         backoff(*n)
     };
-    tracing::warn!(agent = %key(&agent), error = %err, retry_in_s = delay.as_secs(), "reconcile failed");
+    tracing::warn!(%agent, error = %err, retry_in_s = delay.as_secs(), "reconcile failed");
     Action::requeue(delay)
 }
 

@@ -15,11 +15,11 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{watcher, Controller};
 use kube::Client;
 
-use crate::crd::SandboxAgent;
 use crate::http;
 use crate::objects::{sandbox_resource, MANAGED_BY};
 use crate::options::Options;
 use crate::reconcile::{self, Context};
+use crate::stored;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -92,23 +92,28 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let ready = Arc::new(AtomicBool::new(false));
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
-    let (agents, configmaps, sandboxes): (Api<SandboxAgent>, Api<ConfigMap>, Api<DynamicObject>) = match &args.namespace
-    {
-        Some(ns) => (
-            Api::namespaced(client.clone(), ns),
-            Api::namespaced(client.clone(), ns),
-            Api::namespaced_with(client.clone(), ns, &sandbox_resource()),
-        ),
-        None => {
-            (Api::all(client.clone()), Api::all(client.clone()), Api::all_with(client.clone(), &sandbox_resource()))
-        }
-    };
+    let agent_res = stored::agent_resource();
+    let sandbox_res = sandbox_resource();
+    let (agents, configmaps, sandboxes): (Api<DynamicObject>, Api<ConfigMap>, Api<DynamicObject>) =
+        match &args.namespace {
+            Some(ns) => (
+                Api::namespaced_with(client.clone(), ns, &agent_res),
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced_with(client.clone(), ns, &sandbox_res),
+            ),
+            None => (
+                Api::all_with(client.clone(), &agent_res),
+                Api::all(client.clone()),
+                Api::all_with(client.clone(), &sandbox_res),
+            ),
+        };
     let ours = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGED_BY}"));
+    // Agents are watched untyped so one unreadable object cannot block the others (stored.rs).
     // The Sandbox watch fails while agent-sandbox is not installed; the controller retries it
     // with backoff, and agents waiting for it are requeued on their own (reconcile.rs).
-    let controller = Controller::new(agents, watcher::Config::default())
+    let controller = Controller::new_with(agents, watcher::Config::default(), agent_res)
         .owns(configmaps, ours.clone())
-        .owns_with(sandboxes, sandbox_resource(), ours)
+        .owns_with(sandboxes, sandbox_res, ours)
         .with_config(kube::runtime::controller::Config::default().concurrency(args.concurrency))
         .shutdown_on_signal();
     let store = controller.store();
@@ -130,7 +135,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     });
     tracing::info!(namespace = args.namespace.as_deref().unwrap_or("(all)"), "srt-controller started");
     controller
-        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .run(reconcile::reconcile_stored, reconcile::error_policy_stored, ctx)
         .for_each(|res| async move {
             match res {
                 Ok((obj, _)) => tracing::debug!(agent = %obj, "reconciled"),

@@ -115,6 +115,12 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
     api.create("sandboxagents", agent_json("kagent", "alpha", &["api.github.com"]));
     api.create("sandboxagents", agent_json("team-b", "beta", &[]));
     api.create("sandboxagents", agent_json("kagent", "broken", &["https://api.github.com"]));
+    // Stored under some other schema: must be refused without blocking the others.
+    api.create(
+        "sandboxagents",
+        json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "metadata": {"name": "garbled", "namespace": "kagent"},
+               "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "env": "LOG_LEVEL=debug"}}}}),
+    );
 
     let mut ctl = start_controller(&fake, "main", &[]);
     let t = Duration::from_secs(30);
@@ -124,7 +130,17 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
             .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "InvalidAllowedDomains")
     })
     .await;
-    assert_eq!(api.count("sandboxes"), 2, "no Sandbox for the refused agent");
+    wait_until("garbled Accepted=False naming the bad field", t, || {
+        api.get("sandboxagents", "kagent", "garbled").is_some_and(|a| {
+            a["status"]["conditions"][0]["reason"] == "InvalidSpec"
+                && a["status"]["conditions"][0]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("spec.byo.deployment: invalid type: string")
+        })
+    })
+    .await;
+    assert_eq!(api.count("sandboxes"), 2, "no Sandbox for the refused agents");
     assert_eq!(api.count("configmaps"), 2);
     let alpha = api.get("sandboxagents", "kagent", "alpha").unwrap();
     assert_eq!(alpha["status"]["conditions"][1]["reason"], "WorkloadReady");

@@ -55,9 +55,6 @@ impl Seen {
             // A status apply carries no metadata; the server answers with the whole object.
             body["metadata"] = json!({"name": "sandbox-agent", "namespace": "kagent"});
         }
-        if self.path.ends_with("/status") && body.get("spec").is_none() {
-            body["spec"] = json!({"type": "Declarative", "declarative": {}});
-        }
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             for (k, v) in e {
                 b.insert(k.clone(), v.clone());

@@ -1,0 +1,75 @@
+//! SandboxAgents as the API server stores them. The controller watches them untyped, so one
+//! object that does not fit the Rust types (stored under another CRD version, say) cannot
+//! stop the list for every other agent; it is parsed per reconcile and refused with the path
+//! of the problem.
+
+use kube::api::{ApiResource, DynamicObject};
+
+use crate::accept::{Rejection, REASON_INVALID_SPEC};
+use crate::crd::SandboxAgent;
+
+pub fn agent_resource() -> ApiResource {
+    ApiResource::erase::<SandboxAgent>(&())
+}
+
+/// A stored object that is not a valid SandboxAgent: its metadata and status (to write the
+/// rejection against) and why.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub shell: SandboxAgent,
+    pub rejection: Rejection,
+}
+
+pub fn parse(obj: &DynamicObject) -> Result<SandboxAgent, Box<Unreadable>> {
+    // Serialising a DynamicObject (metadata + JSON data) cannot fail.
+    let value = serde_json::to_value(obj).unwrap_or_default();
+    serde_path_to_error::deserialize::<_, SandboxAgent>(value).map_err(|e| {
+        let status = obj.data.get("status").cloned().and_then(|s| serde_json::from_value(s).ok());
+        let mut shell = SandboxAgent::new(obj.metadata.name.as_deref().unwrap_or_default(), Default::default());
+        shell.metadata = obj.metadata.clone();
+        shell.status = status;
+        Box::new(Unreadable {
+            shell,
+            rejection: Rejection {
+                reason: REASON_INVALID_SPEC,
+                message: format!("{}: {}; fix the object to match the SandboxAgent schema", e.path(), e.inner()),
+            },
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dynamic(v: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_valid_object_parses() {
+        let obj = dynamic(json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "metadata": {"name": "a", "namespace": "n"},
+            "spec": {"type": "BYO", "byo": {"deployment": {"image": "x"}}}}));
+        let agent = parse(&obj).unwrap();
+        assert_eq!(agent.spec.byo.unwrap().deployment.unwrap().image, "x");
+    }
+
+    #[test]
+    fn a_bad_object_names_the_path_and_keeps_its_identity() {
+        let obj = dynamic(json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "metadata": {"name": "a", "namespace": "n", "generation": 4},
+            "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "env": "oops"}}},
+            "status": {"observedGeneration": 3}}));
+        let bad = parse(&obj).unwrap_err();
+        assert_eq!(bad.rejection.reason, REASON_INVALID_SPEC);
+        assert!(
+            bad.rejection.message.starts_with("spec.byo.deployment: invalid type: string"),
+            "{}",
+            bad.rejection.message
+        );
+        assert_eq!(bad.shell.metadata.generation, Some(4));
+        assert_eq!(bad.shell.status.unwrap().observed_generation, 3);
+    }
+}
