@@ -15,15 +15,15 @@ use crate::launch::{self, NetworkMode, Options};
     about = "Run a command in a sandbox: Landlock filesystem rules, seccomp, no network \
              except what srt-settings.json allows. Works unprivileged: no root, no \
              capabilities, no user namespaces needed.",
-    after_help = "Examples:\n  srt -c 'echo hi > out.txt'           run with ~/.srt-settings.json or the built-in default\n  \
+    after_help = "Examples:\n  srt -c 'echo hi > out.txt'           run with $SRT_SETTINGS_PATH, ~/.srt-settings.json or the built-in default\n  \
                   srt -s srt-settings.json -- cargo build\n  srt explain -s srt-settings.json      show how each rule is enforced here\n\n\
                   Without a settings file the built-in default applies: no network, writes only\n\
                   in the current directory and /tmp, reads unrestricted. Exit status: the\n\
                   command's own, 128+N when it was killed by signal N, 1 when srt refused to run it."
 )]
 pub struct Cli {
-    /// Settings file (srt 0.0.83 format). Default: ~/.srt-settings.json, or the built-in
-    /// default policy when that file does not exist.
+    /// Settings file (srt 0.0.83 format). Default: $SRT_SETTINGS_PATH when set, else
+    /// ~/.srt-settings.json, or the built-in default policy when that file does not exist.
     #[arg(short = 's', long = "settings", value_name = "FILE")]
     pub settings: Option<PathBuf>,
     /// Log sandbox decisions to stderr.
@@ -97,6 +97,12 @@ fn init_logging(debug: bool) {
 fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {
     if let Some(p) = &cli.settings {
         return Ok(settings_schema::load_file(p)?);
+    }
+    // Set by srt-controller in sandbox pods (next to kagent's KAGENT_SRT_SETTINGS_PATH), so
+    // a bare `srt -c CMD` there uses the agent's mounted settings. Set but unreadable is an
+    // error, never a fallback.
+    if let Some(p) = std::env::var_os("SRT_SETTINGS_PATH").filter(|p| !p.is_empty()) {
+        return Ok(settings_schema::load_file(&PathBuf::from(p))?);
     }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     if let Some(default) = home.map(|h| h.join(".srt-settings.json")) {

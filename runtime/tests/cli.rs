@@ -27,7 +27,11 @@ fn dir(tag: &str) -> Dir {
 
 fn srt(d: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
-    c.current_dir(d.join("w")).env("HOME", d).env_remove("SRT_DEBUG").stdin(Stdio::null());
+    c.current_dir(d.join("w"))
+        .env("HOME", d)
+        .env_remove("SRT_DEBUG")
+        .env_remove("SRT_SETTINGS_PATH")
+        .stdin(Stdio::null());
     c
 }
 
@@ -161,6 +165,31 @@ fn embedded_default_and_home_settings() {
     let mut c = srt(&d.0);
     c.args(["-c", "true"]);
     assert_eq!(out(c).0, 1);
+}
+
+#[test]
+fn srt_settings_path_is_used_when_no_flag_is_given() {
+    let d = dir("envpath");
+    let read_only = BASE.replace(r#""allowWrite":["."]"#, r#""allowWrite":[]"#);
+    std::fs::write(d.0.join("pod.json"), &read_only).unwrap();
+    // The variable's settings apply (the cwd is read-only there) ...
+    let mut c = srt(&d.0);
+    c.env("SRT_SETTINGS_PATH", d.0.join("pod.json")).args(["-c", "echo x > a.txt"]);
+    assert_ne!(out(c).0, 0);
+    assert!(!d.0.join("w/a.txt").exists());
+    // ... over ~/.srt-settings.json, and --settings wins over the variable.
+    std::fs::write(d.0.join(".srt-settings.json"), BASE).unwrap();
+    let mut c = with_settings(&d.0, BASE);
+    c.env("SRT_SETTINGS_PATH", d.0.join("pod.json")).args(["-c", "echo x > b.txt"]);
+    assert_eq!(out(c).0, 0);
+    assert!(d.0.join("w/b.txt").exists());
+    // Pointing at a missing file refuses to run instead of falling back.
+    let mut c = srt(&d.0);
+    c.env("SRT_SETTINGS_PATH", d.0.join("missing.json")).args(["-c", "echo x > c.txt"]);
+    let (code, text) = out(c);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("missing.json does not exist"), "{text}");
+    assert!(!d.0.join("w/c.txt").exists());
 }
 
 #[test]
