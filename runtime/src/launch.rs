@@ -154,10 +154,31 @@ pub fn resolve_mode(mode: NetworkMode) -> NetworkMode {
         std::fs::read_to_string("/proc/sys/user/max_user_namespaces").ok().and_then(|s| s.trim().parse::<u64>().ok());
     let debian_knob =
         std::fs::read_to_string("/proc/sys/kernel/unprivileged_userns_clone").ok().map(|s| s.trim() == "1");
-    if max_userns.unwrap_or(0) > 0 && debian_knob.unwrap_or(true) {
+    if max_userns.unwrap_or(0) > 0 && debian_knob.unwrap_or(true) && namespaces_allowed() {
         NetworkMode::Namespace
     } else {
         NetworkMode::Landlock
+    }
+}
+
+/// Whether this process may create the user and network namespaces namespace mode needs.
+/// The sysctls above do not tell: a container's seccomp profile or an LSM can refuse them
+/// anyway, so a throw-away child tries.
+fn namespaces_allowed() -> bool {
+    // SAFETY: the child only calls the async-signal-safe unshare(2) and _exit(2); the parent
+    // reaps it with waitpid. Only `srt explain` gets here, never a run.
+    unsafe {
+        match libc::fork() {
+            0 => {
+                let ok = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0;
+                libc::_exit(if ok { 0 } else { 1 })
+            }
+            -1 => false,
+            pid => {
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, 0) == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            }
+        }
     }
 }
 

@@ -1,0 +1,178 @@
+//! The controller and the launcher together, in a stand-in for a restricted pod: the
+//! settings and environment come from `srt-controller render`, and `srt` runs as uid 1001
+//! with no capabilities and a seccomp filter that refuses user namespaces (what a
+//! `RuntimeDefault` container gets). srt must fall back to landlock mode and still enforce
+//! the agent's allow-list and filesystem rules.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use srt_tests::TlsOrigin;
+
+const POD_UID: u32 = 1001;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn built(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(p.exists(), "{} is missing: run the workspace's tests (cargo test --workspace)", p.display());
+    p
+}
+
+struct Pod {
+    root: PathBuf,
+    env: Vec<(String, String)>,
+    tls: TlsOrigin,
+}
+
+impl Drop for Pod {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn mkdir(p: &Path, mode: u32) {
+    std::fs::create_dir_all(p).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Lays out what the rendered pod would mount: `/config` (the ConfigMap), `/opt/srt/bin`
+/// (the init container's copy of srt) and a working directory, all under a temp root.
+fn pod(tag: &str) -> Pod {
+    let root = std::env::temp_dir().join(format!("srt-pod-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    mkdir(&root, 0o755);
+    let agent = root.join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "apiVersion: kagent.dev/v1alpha2\nkind: SandboxAgent\nmetadata: {name: curl-agent, namespace: kagent}\n\
+         spec:\n  type: BYO\n  sandbox: {network: {allowedDomains: [api.example.test]}}\n  \
+         byo: {deployment: {image: example.test/agent:1}}\n",
+    )
+    .unwrap();
+    let out = Command::new(built("srt-controller")).args(["render", "-f"]).arg(&agent).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&String::from_utf8(out.stdout).unwrap())
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect();
+    let settings = docs[0]["data"]["srt-settings.json"].as_str().unwrap();
+    let container = &docs[1]["spec"]["podTemplate"]["spec"]["containers"][0];
+    let mounts = container["volumeMounts"].as_array().unwrap();
+    let mount_of = |volume: &str| {
+        let m = mounts.iter().find(|m| m["name"] == volume).unwrap();
+        root.join(m["mountPath"].as_str().unwrap().trim_start_matches('/'))
+    };
+
+    let config = mount_of("srt-settings");
+    mkdir(&config, 0o755);
+    std::fs::write(config.join("srt-settings.json"), settings).unwrap();
+    let bin = mount_of("srt-bin");
+    mkdir(&bin, 0o755);
+    std::fs::copy(built("srt"), bin.join("srt")).unwrap();
+    let work = root.join("work");
+    mkdir(&work, 0o755);
+    if is_root() {
+        std::os::unix::fs::chown(&work, Some(POD_UID), Some(POD_UID)).unwrap();
+    }
+
+    // The container's environment, with the pod's absolute paths moved under the temp root.
+    let rebase = |v: &str| {
+        v.split(':')
+            .map(|p| {
+                if p.starts_with("/config") || p.starts_with("/opt/srt") {
+                    root.join(&p[1..]).display().to_string()
+                } else {
+                    p.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    let env = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["name"].as_str()?.to_string(), rebase(e["value"].as_str()?))))
+        .collect();
+    let tls = TlsOrigin::start(&root, &["api.example.test", "other.example.test"]);
+    std::fs::set_permissions(&tls.ca, std::fs::Permissions::from_mode(0o644)).unwrap();
+    Pod { root, env, tls }
+}
+
+/// Runs `args` (looked up on the pod's PATH) under restricted.py.
+fn run_in_pod(p: &Pod, args: &[&str]) -> (i32, String, String) {
+    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pod/restricted.py");
+    let mut c = Command::new("python3");
+    c.arg(wrapper).args(args).current_dir(p.root.join("work")).env_clear();
+    for (k, v) in &p.env {
+        c.env(k, v);
+    }
+    c.env("HOME", p.root.join("work"))
+        .env("POD_UID", POD_UID.to_string())
+        .env("CA", &p.tls.ca)
+        .env("PORT", p.tls.port.to_string())
+        .stdin(Stdio::null());
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn srt_in_a_restricted_pod_enforces_the_rendered_settings() {
+    let p = pod("run");
+    assert!(
+        p.env.iter().any(|(k, v)| k == "SRT_SETTINGS_PATH" && v.ends_with("config/srt-settings.json")),
+        "{:?}",
+        p.env
+    );
+    let (code, out, err) = run_in_pod(&p, &["id", "-u"]);
+    assert_eq!((code, out.trim()), (0, if is_root() { "1001" } else { out.trim() }), "{err}");
+
+    // What `srt explain` reports in such a pod: namespaces are refused, landlock mode.
+    let (code, out, err) = run_in_pod(&p, &["srt", "explain"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("network (landlock mode)"), "{out}");
+
+    let script = "echo hi > out.txt && cat out.txt; \
+        curl -sS --max-time 10 --cacert \"$CA\" https://api.example.test:$PORT/; \
+        curl -sS --max-time 10 --cacert \"$CA\" https://other.example.test:$PORT/; \
+        echo x > \"$SRT_SETTINGS_PATH\" || echo SETTINGS-READ-ONLY";
+    let resolve = ["--resolve", "api.example.test:*:127.0.0.1", "--resolve", "other.example.test:*:127.0.0.1"];
+    let mut args = vec!["srt", "-d"];
+    args.extend(resolve);
+    args.extend(["-c", script]);
+    let (code, out, err) = run_in_pod(&p, &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("namespace mode unavailable") && err.contains("using landlock mode"), "{err}");
+    assert_eq!(out, "hi\ntls-origin-ok\nSETTINGS-READ-ONLY\n", "{err}");
+    assert!(err.contains("curl: (56) CONNECT tunnel failed, response 403"), "{err}");
+    assert!(p.root.join("work/out.txt").exists());
+    let settings = std::fs::read_to_string(p.root.join("config/srt-settings.json")).unwrap();
+    assert!(settings.starts_with("{\"filesystem\""), "the settings file was changed: {settings}");
+}
+
+#[test]
+fn without_the_restrictions_srt_would_pick_namespace_mode() {
+    // The control for the test above: the restrictions, not this host, force landlock mode.
+    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").unwrap_or_default();
+    if userns.trim() == "0" {
+        return; // this host refuses user namespaces to everyone; nothing to compare
+    }
+    let p = pod("control");
+    let srt = p.env.iter().find(|(k, _)| k == "PATH").unwrap().1.split(':').next().unwrap().to_string() + "/srt";
+    let out = Command::new(srt).arg("explain").current_dir(p.root.join("work")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("network (namespace mode)"), "{text}");
+}
