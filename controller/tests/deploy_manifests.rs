@@ -218,3 +218,35 @@ fn the_schema_check_catches_what_the_api_server_would() {
         "{problems:?}"
     );
 }
+
+/// The API server only accepts structural schemas: every node has a type, unless it is an
+/// int-or-string or an open object.
+#[test]
+fn crd_schema_is_structural() {
+    fn walk(n: &Value, at: &str, bad: &mut Vec<String>) {
+        let open = n["x-kubernetes-int-or-string"] == true || n["x-kubernetes-preserve-unknown-fields"] == true;
+        if n.get("type").is_none() && !open {
+            bad.push(at.to_string());
+        }
+        for key in ["anyOf", "oneOf", "allOf", "$ref"] {
+            if n.get(key).is_some() && !open {
+                bad.push(format!("{at} ({key})"));
+            }
+        }
+        if let Some(props) = n.get("properties").and_then(|p| p.as_object()) {
+            for (k, v) in props {
+                walk(v, &format!("{at}.{k}"), bad);
+            }
+        }
+        if let Some(items) = n.get("items") {
+            walk(items, &format!("{at}[]"), bad);
+        }
+        if let Some(extra) = n.get("additionalProperties").filter(|a| a.is_object()) {
+            walk(extra, &format!("{at}{{}}"), bad);
+        }
+    }
+    let crd = &docs("crd.yaml")[0];
+    let mut bad = Vec::new();
+    walk(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], "", &mut bad);
+    assert_eq!(bad, Vec::<String>::new());
+}
