@@ -260,11 +260,18 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(json!({}));
-    next(&mut handle).await.respond_applied(json!({})); // status
+    // The status write meets a conflict too, and is retried with the same body.
+    let status = next(&mut handle).await;
+    status.assert_apply(STATUS_PATH);
+    let status_body = status.body.clone();
+    status.respond_status(409, "Conflict", "the object has been modified");
+    let again = next(&mut handle).await;
+    assert_eq!(again.body, status_body);
+    again.respond_applied(json!({}));
     next(&mut handle).await.respond_applied(json!({})); // event
 
     assert!(finish(run).await.is_ok());
-    assert!(ctx.metrics.render(true).contains("srt_controller_conflicts_retried_total 1"));
+    assert!(ctx.metrics.render(true).contains("srt_controller_conflicts_retried_total 2"));
 }
 
 #[tokio::test]
