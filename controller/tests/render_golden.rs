@@ -72,6 +72,29 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
             }
         }
 
+        // The rest of the `restricted` Pod Security Standard: only these volume types, no host
+        // namespaces or ports.
+        let allowed = [
+            "configMap",
+            "emptyDir",
+            "secret",
+            "projected",
+            "downwardAPI",
+            "persistentVolumeClaim",
+            "ephemeral",
+            "csi",
+        ];
+        for v in pod["volumes"].as_array().unwrap() {
+            let kind = v.as_object().unwrap().keys().find(|k| *k != "name").unwrap();
+            assert!(allowed.contains(&kind.as_str()), "{case}: volume type {kind}");
+        }
+        assert!(pod.get("hostIPC").is_none(), "{case}");
+        for c in pod["containers"].as_array().unwrap() {
+            for port in c["ports"].as_array().unwrap() {
+                assert!(port.get("hostPort").is_none(), "{case}");
+            }
+        }
+
         let agent = &pod["containers"][0];
         let env = |name: &str| {
             agent["env"].as_array().unwrap().iter().find(|e| e["name"] == name).map(|e| e["value"].clone())
