@@ -166,6 +166,21 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
         "the Sandbox must not be rewritten when only domains change"
     );
 
+    // An invalid edit of a running agent: refused, and its settings stay as they were.
+    let settings_before = api.get("configmaps", "kagent", "alpha-srt-settings").unwrap();
+    let mut spec = api.get("sandboxagents", "kagent", "alpha").unwrap()["spec"].clone();
+    spec["sandbox"]["network"]["allowedDomains"] = json!(["api.github.com", "*"]);
+    api.update_spec("sandboxagents", "kagent", "alpha", spec.clone());
+    wait_until("alpha Accepted=False after the bad edit", t, || {
+        api.get("sandboxagents", "kagent", "alpha")
+            .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "InvalidAllowedDomains")
+    })
+    .await;
+    assert_eq!(api.get("configmaps", "kagent", "alpha-srt-settings").unwrap(), settings_before);
+    assert_eq!(api.get("sandboxes", "kagent", "alpha").unwrap(), sandbox_after);
+    spec["sandbox"]["network"]["allowedDomains"] = json!(["api.github.com", "*.pypi.org"]);
+    api.update_spec("sandboxagents", "kagent", "alpha", spec);
+
     // Fix the broken agent: it is accepted and deployed.
     let mut spec = api.get("sandboxagents", "kagent", "broken").unwrap()["spec"].clone();
     spec["sandbox"]["network"]["allowedDomains"] = json!(["api.github.com"]);
