@@ -35,6 +35,8 @@ enum Command {
         options: Options,
     },
     /// Reconcile SandboxAgents in the cluster of the current kubeconfig (or in-cluster).
+    #[command(after_help = "Logs go to stderr; RUST_LOG sets the level (default: info,kube=warn).\n\
+                            Run one replica at a time (controller/deploy/deployment.yaml does).")]
     Run(controller::run::RunArgs),
 }
 

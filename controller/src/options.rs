@@ -35,7 +35,7 @@ pub struct Options {
     #[arg(long, env = "SRT_CONTROLLER_SANDBOX_SERVICE", default_value_t = true, action = clap::ArgAction::Set)]
     pub sandbox_service: bool,
     /// uid (and gid) sandbox pods run as when the agent's podSecurityContext names none.
-    #[arg(long, env = "SRT_CONTROLLER_RUN_AS_USER", default_value_t = 1001)]
+    #[arg(long, env = "SRT_CONTROLLER_RUN_AS_USER", default_value_t = 1001, value_parser = clap::value_parser!(i64).range(1..))]
     pub run_as_user: i64,
 }
 

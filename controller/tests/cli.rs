@@ -97,4 +97,13 @@ fn help_names_every_command() {
     }
     let out = bin().args(["render", "--help"]).output().unwrap();
     assert!(text(&out.stdout).contains("--runtime-class-name"));
+    let out = bin().args(["run", "--help"]).output().unwrap();
+    assert!(text(&out.stdout).contains("RUST_LOG"));
+}
+
+#[test]
+fn a_root_uid_for_sandbox_pods_is_refused() {
+    let out = bin().args(["render", "--run-as-user", "0", "-f"]).arg(golden("seed-allowlist.yaml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--run-as-user"), "{}", text(&out.stderr));
 }
