@@ -250,3 +250,26 @@ fn crd_schema_is_structural() {
     walk(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], "", &mut bad);
     assert_eq!(bad, Vec::<String>::new());
 }
+
+/// `kubectl apply -f crd.yaml -f rbac.yaml -f deployment.yaml` (the README's order) creates
+/// every namespace before anything is put in it.
+#[test]
+fn the_readme_apply_order_creates_the_namespace_first() {
+    let mut created = std::collections::BTreeSet::new();
+    for file in ["crd.yaml", "rbac.yaml", "deployment.yaml"] {
+        for d in docs(file) {
+            if d["kind"] == "Namespace" {
+                created.insert(d["metadata"]["name"].as_str().unwrap().to_string());
+            }
+            if let Some(ns) = d["metadata"]["namespace"].as_str() {
+                assert!(
+                    created.contains(ns),
+                    "{file}: {} {} is in {ns}, not created yet",
+                    d["kind"],
+                    d["metadata"]["name"]
+                );
+            }
+        }
+    }
+    assert!(created.contains("srt-system"));
+}
