@@ -1,11 +1,59 @@
 //! Test fixtures shared by the workspace's integration tests: a TLS origin on loopback
-//! with a fresh CA. Test-only code: a panic is the failure report.
+//! with a fresh CA, scratch directories removed when the test process exits, and copies of
+//! the built binaries that any uid can run. Test-only code: a panic is the failure report.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Once};
+
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn remove_scratch() {
+    if let Ok(dirs) = SCRATCH.lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// A fresh directory `<temp>/srt-<tag>-<pid>-<n>`, mode 0755, removed when this test process
+/// exits: fixtures shared through statics are never dropped, so they would otherwise stay
+/// behind after every run.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    static REGISTER: Once = Once::new();
+    // SAFETY: registers a plain extern "C" function that only touches a static Mutex.
+    REGISTER.call_once(|| unsafe {
+        libc::atexit(remove_scratch);
+    });
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("srt-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    SCRATCH.lock().unwrap().push(dir.clone());
+    dir
+}
+
+/// A binary of this workspace's build (`target/<profile>/<name>`), from an integration test.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let built = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(built.exists(), "{} is missing: run the workspace's tests (cargo test --workspace)", built.display());
+    built
+}
+
+/// A copy of `src` in a scratch directory that any uid can execute (the build tree may sit
+/// under /root, out of reach of the unprivileged uids the tests run as).
+pub fn executable_copy(src: &Path, tag: &str) -> PathBuf {
+    let dst = scratch_dir(tag).join(src.file_name().unwrap());
+    std::fs::copy(src, &dst).unwrap();
+    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dst
+}
 
 /// A TLS origin for `names` answering `tls-origin-ok`, signed by a fresh CA whose
 /// certificate is written to `<dir>/ca.pem`.

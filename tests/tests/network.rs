@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use srt_tests::TlsOrigin;
+use srt_tests::{executable_copy, scratch_dir, workspace_binary, TlsOrigin};
 
 const NOBODY: u32 = 65534;
 
@@ -22,17 +22,7 @@ fn is_root() -> bool {
 /// The workspace's `srt`, copied where uid 65534 can run it.
 fn srt() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let built = exe.parent().unwrap().parent().unwrap().join("srt");
-        assert!(built.exists(), "{} is missing: run the workspace's tests (cargo test --workspace)", built.display());
-        let dir = std::env::temp_dir().join(format!("srt-net-bin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dst = dir.join("srt");
-        std::fs::copy(built, &dst).unwrap();
-        dst
-    })
+    BIN.get_or_init(|| executable_copy(&workspace_binary("srt"), "net-bin"))
 }
 
 struct Fixture {
@@ -43,8 +33,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("srt-net-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("net");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let tls = TlsOrigin::start(&dir, &["api.example.test", "a.wild.test", "wild.test", "bad.wild.test"]);
         std::fs::set_permissions(&tls.ca, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -123,12 +112,7 @@ fn namespace_mode_unprivileged() {
 fn with_sidecar(mode: &str) {
     let f = fixture();
     static PROXY: OnceLock<PathBuf> = OnceLock::new();
-    let bin = PROXY.get_or_init(|| {
-        let dst = srt().parent().unwrap().join("srt-proxy");
-        let exe = std::env::current_exe().unwrap();
-        std::fs::copy(exe.parent().unwrap().parent().unwrap().join("srt-proxy"), &dst).unwrap();
-        dst
-    });
+    let bin = PROXY.get_or_init(|| executable_copy(&workspace_binary("srt-proxy"), "net-proxy-bin"));
     let policy = f.dir.join(format!("sidecar-{mode}.json"));
     std::fs::write(
         &policy,

@@ -11,20 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use srt_tests::TlsOrigin;
+use srt_tests::{workspace_binary, TlsOrigin};
 
 const POD_UID: u32 = 1001;
 
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
-}
-
-fn built(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().unwrap().parent().unwrap().join(name);
-    assert!(p.exists(), "{} is missing: run the workspace's tests (cargo test --workspace)", p.display());
-    p
 }
 
 struct Pod {
@@ -58,7 +51,7 @@ fn pod(tag: &str) -> Pod {
          byo: {deployment: {image: example.test/agent:1}}\n",
     )
     .unwrap();
-    let out = Command::new(built("srt-controller")).args(["render", "-f"]).arg(&agent).output().unwrap();
+    let out = Command::new(workspace_binary("srt-controller")).args(["render", "-f"]).arg(&agent).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&String::from_utf8(out.stdout).unwrap())
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
@@ -77,7 +70,7 @@ fn pod(tag: &str) -> Pod {
     std::fs::write(config.join("srt-settings.json"), settings).unwrap();
     let bin = mount_of("srt-bin");
     mkdir(&bin, 0o755);
-    std::fs::copy(built("srt"), bin.join("srt")).unwrap();
+    std::fs::copy(workspace_binary("srt"), bin.join("srt")).unwrap();
     let work = root.join("work");
     mkdir(&work, 0o755);
     if is_root() {

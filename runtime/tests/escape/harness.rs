@@ -66,17 +66,11 @@ pub fn is_root() -> bool {
 fn srt_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("srt-escape-bin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dst = dir.join("srt");
         // SRT_ESCAPE_BIN lets a reviewer aim the battery at another launcher (or at an
         // unsandboxed stand-in, to see every scenario catch it).
         let src =
             std::env::var_os("SRT_ESCAPE_BIN").map(PathBuf::from).unwrap_or_else(|| env!("CARGO_BIN_EXE_srt").into());
-        std::fs::copy(src, &dst).unwrap();
-        std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
-        dst
+        srt_tests::executable_copy(&src, "escape-bin")
     })
 }
 
