@@ -11,8 +11,7 @@ const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
  "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
 
 fn srt(mode: &str, cmd: &str) -> Command {
-    let dir = std::env::temp_dir().join(format!("srt-modes-{}-{}", std::process::id(), cmd.len()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = srt_tests::scratch_dir("modes");
     std::fs::write(dir.join("s.json"), SETTINGS).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
     c.current_dir(&dir).arg(format!("--network-mode={mode}")).arg("-s").arg(dir.join("s.json")).args(["-c", cmd]);
@@ -55,6 +54,7 @@ fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
         assert!(start.elapsed() < Duration::from_secs(5), "the background jobs never started");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let pid = child.id();
     child.kill().unwrap(); // SIGKILL: srt gets no chance to clean up
     child.wait().unwrap();
     let start = Instant::now();
@@ -62,6 +62,18 @@ fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
         assert!(start.elapsed() < Duration::from_secs(5), "survived srt: {:?}", alive_with(&marker));
         std::thread::sleep(Duration::from_millis(20));
     }
+    // What does stay (a README limit): srt's private TMPDIR. Remove it, so the test leaves
+    // nothing behind itself.
+    let prefix = format!("srt-{pid}-");
+    let tmp = std::env::var_os("TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(|| "/tmp".into());
+    let leftovers: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "expected only the private TMPDIR of srt {pid}: {leftovers:?}");
+    std::fs::remove_dir_all(&leftovers[0]).unwrap();
 }
 
 #[test]
