@@ -139,8 +139,7 @@ async fn binary_run(n: usize) -> (Duration, u64, u64) {
     for i in 0..n {
         api.create("sandboxagents", agent_json("bench", &format!("agent-{i}"), &["api.github.com", "*.pypi.org"]));
     }
-    let dir = std::env::temp_dir().join(format!("srt-controller-bench-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = srt_tests::scratch_dir("controller-bench");
     let kubeconfig = write_kubeconfig(&dir, fake.addr);
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_srt-controller"))
@@ -162,7 +161,6 @@ async fn binary_run(n: usize) -> (Duration, u64, u64) {
     let (rss, peak) = rss_kib(child.id());
     let _ = child.kill();
     let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
     (took, rss, peak)
 }
 

@@ -14,23 +14,6 @@ use serde_json::json;
 struct Controller {
     child: Child,
     metrics_port: u16,
-    _dir: tempdir::Dir,
-}
-
-mod tempdir {
-    pub struct Dir(pub std::path::PathBuf);
-    impl Dir {
-        pub fn new(tag: &str) -> Dir {
-            let p = std::env::temp_dir().join(format!("srt-controller-e2e-{tag}-{}", std::process::id()));
-            std::fs::create_dir_all(&p).unwrap();
-            Dir(p)
-        }
-    }
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 fn free_port() -> u16 {
@@ -38,8 +21,7 @@ fn free_port() -> u16 {
 }
 
 fn start_controller(fake: &Running, tag: &str, extra: &[&str]) -> Controller {
-    let dir = tempdir::Dir::new(tag);
-    let kubeconfig = write_kubeconfig(&dir.0, fake.addr);
+    let kubeconfig = write_kubeconfig(&srt_tests::scratch_dir(&format!("controller-e2e-{tag}")), fake.addr);
     let metrics_port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_srt-controller"))
         .args(["run", "--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
@@ -51,7 +33,7 @@ fn start_controller(fake: &Running, tag: &str, extra: &[&str]) -> Controller {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    Controller { child, metrics_port, _dir: dir }
+    Controller { child, metrics_port }
 }
 
 impl Drop for Controller {
