@@ -18,25 +18,22 @@ pub trait SpliceStream: AsRawFd + Sync {
     ) -> impl std::future::Future<Output = io::Result<R>> + Send;
 }
 
-impl SpliceStream for tokio::net::TcpStream {
-    fn io<R: Send>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R> + Send,
-    ) -> impl std::future::Future<Output = io::Result<R>> + Send {
-        self.async_io(interest, f)
-    }
+/// Both socket types have the same inherent `async_io`; no common trait offers it.
+macro_rules! splice_stream {
+    ($($t:ty),*) => {$(
+        impl SpliceStream for $t {
+            fn io<R: Send>(
+                &self,
+                interest: Interest,
+                f: impl FnMut() -> io::Result<R> + Send,
+            ) -> impl std::future::Future<Output = io::Result<R>> + Send {
+                self.async_io(interest, f)
+            }
+        }
+    )*};
 }
 
-impl SpliceStream for tokio::net::UnixStream {
-    fn io<R: Send>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R> + Send,
-    ) -> impl std::future::Future<Output = io::Result<R>> + Send {
-        self.async_io(interest, f)
-    }
-}
+splice_stream!(tokio::net::TcpStream, tokio::net::UnixStream);
 
 const CHUNK: usize = 1 << 20;
 const PIPE_SIZE: libc::c_int = 1024 * 1024;
