@@ -47,7 +47,7 @@ pub struct RunArgs {
 pub enum RunError {
     #[error("no Kubernetes configuration: {0}. Set KUBECONFIG or run inside a cluster.")]
     Config(#[source] kube::Error),
-    #[error("cannot listen on {addr} for /metrics: {source}")]
+    #[error("cannot listen on {addr} for /metrics: {source}; choose another address with --metrics-addr")]
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
