@@ -14,13 +14,9 @@ use sha2::{Digest, Sha256};
 
 pub const TOKEN: &str = "t0ken-for-tests";
 
+/// A directory removed when the test process exits.
 pub fn tempdir(tag: &str) -> PathBuf {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let p = std::env::temp_dir().join(format!("srt-proxy-test-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
+    srt_tests::scratch_dir(&format!("proxy-test-{tag}"))
 }
 
 pub fn settings(allow: &[&str], deny: &[&str]) -> String {
