@@ -13,6 +13,7 @@ pub mod child;
 pub mod cli;
 pub mod error;
 pub mod explain;
+pub mod git_config;
 pub mod landlock;
 pub mod landlock_plan;
 pub mod launch;
