@@ -14,5 +14,6 @@ mod escape {
     mod net_proxy;
     mod network;
     mod process;
+    mod review_lifecycle;
     mod syscalls;
 }
