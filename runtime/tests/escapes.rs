@@ -15,5 +15,7 @@ mod escape {
     mod network;
     mod process;
     mod review_lifecycle;
+    mod review_metadata;
+    mod review_rules;
     mod syscalls;
 }

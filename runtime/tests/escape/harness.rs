@@ -56,6 +56,17 @@ impl Env {
             chown(p, Some(uid), Some(uid)).unwrap();
         }
     }
+    /// Gives `p` and everything beneath it to the scenario's user, symlinks themselves
+    /// rather than their targets.
+    pub fn own_tree(&self, p: &Path) {
+        let Some(uid) = self.uid else { return };
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+        if p.symlink_metadata().unwrap().is_dir() {
+            for e in std::fs::read_dir(p).unwrap() {
+                self.own_tree(&e.unwrap().path());
+            }
+        }
+    }
 }
 
 pub fn is_root() -> bool {
