@@ -56,14 +56,14 @@ fn xattr_present(p: &std::path::Path) -> bool {
 }
 
 /// `op` applied to O/target through a path naming an open descriptor of it (`proc`:
-/// `/proc/self/fd/N`, `dev`: `/dev/fd/N`) or through the descriptor (`fd`). Exits 0 when
-/// the call succeeded.
+/// `/proc/self/fd/N`, `dev`: `/dev/fd/N`) or through the descriptor (`fd`). The path
+/// forms try every free descriptor number below 64, so what the supervisor happens to
+/// hold under the same number does not decide the outcome. Exits 0 when a call succeeded.
 const VIA_FD: &str = r#"
 import os, sys
 op, form, target = sys.argv[1:4]
 fd = os.open(target, os.O_RDONLY)
-path = {"proc": "/proc/self/fd/%d" % fd, "dev": "/dev/fd/%d" % fd, "fd": fd}[form]
-try:
+def apply(path):
     if op == "chmod":
         os.chmod(path, 0o4777)
     elif op == "chown":
@@ -72,10 +72,23 @@ try:
         os.utime(path, (1, 1))
     elif op == "setxattr":
         os.setxattr(path, "user.evil", b"1")
-except OSError as e:
-    print(op, form, "refused:", e)
-    sys.exit(1)
-print(op, form, "SUCCEEDED")
+fds = [fd]
+if form != "fd":
+    for n in range(3, 64):
+        try:
+            os.fstat(n)
+        except OSError:
+            os.dup2(fd, n); fds.append(n)
+errors = set()
+for n in fds:
+    path = {"proc": "/proc/self/fd/%d" % n, "dev": "/dev/fd/%d" % n, "fd": n}[form]
+    try:
+        apply(path)
+    except OSError as e:
+        errors.add(e.strerror); continue
+    print(op, form, n, "SUCCEEDED"); sys.exit(0)
+print(op, form, "refused:", sorted(errors))
+sys.exit(1)
 "#;
 
 /// Thread A swaps descriptor 7 between a pipe and O/target; thread B calls fchmod(7) until
