@@ -2,7 +2,7 @@
 # Installs the system tools the test suite drives (idempotent; needs root or sudo for apt).
 set -euo pipefail
 need=()
-for tool in curl python3 setsid truncate ps; do
+for tool in curl python3 setsid truncate ps git chattr; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)
@@ -13,4 +13,4 @@ echo "installing test dependencies (missing: ${need[*]})" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps >/dev/null
+$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs >/dev/null

@@ -14,5 +14,10 @@ mod escape {
     mod net_proxy;
     mod network;
     mod process;
+    mod review_channels;
+    mod review_git;
+    mod review_lifecycle;
+    mod review_metadata;
+    mod review_rules;
     mod syscalls;
 }

@@ -2,6 +2,7 @@
 //! directories (W = working dir, O = a sibling outside it), asserts the attempt failed,
 //! then asserts the host is unchanged. Each scenario runs as root and as uid 65534.
 
+use std::io::Read;
 use std::os::unix::fs::{chown, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,17 @@ impl Env {
             chown(p, Some(uid), Some(uid)).unwrap();
         }
     }
+    /// Gives `p` and everything beneath it to the scenario's user, symlinks themselves
+    /// rather than their targets.
+    pub fn own_tree(&self, p: &Path) {
+        let Some(uid) = self.uid else { return };
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+        if p.symlink_metadata().unwrap().is_dir() {
+            for e in std::fs::read_dir(p).unwrap() {
+                self.own_tree(&e.unwrap().path());
+            }
+        }
+    }
 }
 
 pub fn is_root() -> bool {
@@ -77,6 +89,8 @@ fn srt_bin() -> &'static Path {
 pub struct Output {
     pub code: i32,
     pub text: String,
+    /// srt (or the wrapper) outlived the scenario's time limit and was killed.
+    pub timed_out: bool,
 }
 
 pub type Hook = Box<dyn Fn(&Env)>;
@@ -89,7 +103,24 @@ pub struct Scenario {
     pub checks: Vec<Check>,
     /// Shell wrapped around srt outside the sandbox (for inherited fds); `{SRT}` is replaced.
     pub wrapper: Option<String>,
+    /// Environment for srt (or the wrapper); `{W}` and `{O}` in values are replaced.
     pub extra_env: Vec<(String, String)>,
+    pub settings_file: SettingsFile,
+    /// Whether srt gets `-s <settings file>` (wrappers always get `$SETTINGS`).
+    pub settings_flag: bool,
+    /// srt (or the wrapper) is killed, and the scenario fails, after this long.
+    pub time_limit: Duration,
+}
+
+/// Where the scenario's settings file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingsFile {
+    /// Next to W and O, out of the command's reach (the default).
+    Beside,
+    /// `W/srt-settings.json`, owned by the scenario's user: inside allowWrite.
+    InW,
+    /// No file at all: srt falls back to `~/.srt-settings.json` or its built-in default.
+    Absent,
 }
 
 pub fn base_settings() -> Value {
@@ -108,6 +139,9 @@ impl Scenario {
             checks: vec![],
             wrapper: None,
             extra_env: vec![],
+            settings_file: SettingsFile::Beside,
+            settings_flag: true,
+            time_limit: Duration::from_secs(30),
         }
     }
     pub fn setup(mut self, f: impl Fn(&Env) + 'static) -> Self {
@@ -181,6 +215,26 @@ impl Scenario {
         self.extra_env.push((k.into(), v.into()));
         self
     }
+    /// The settings file is `W/srt-settings.json`, inside allowWrite.
+    pub fn settings_in_w(mut self) -> Self {
+        self.settings_file = SettingsFile::InW;
+        self
+    }
+    /// srt finds its settings itself (`$SRT_SETTINGS_PATH`, `~/.srt-settings.json`, default).
+    pub fn no_settings_flag(mut self) -> Self {
+        self.settings_flag = false;
+        self
+    }
+    /// No settings file anywhere and no `-s`.
+    pub fn no_settings_file(mut self) -> Self {
+        self.settings_file = SettingsFile::Absent;
+        self.no_settings_flag()
+    }
+    /// srt (or the wrapper) must be done within `limit` (default 30 s).
+    pub fn within(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
+    }
 
     pub fn run(&self, who: As, mode: &str) {
         let uid = match who {
@@ -197,12 +251,34 @@ impl Scenario {
         for s in &self.setup {
             s(&env);
         }
-        let settings_path = root.join("settings.json");
-        let text =
-            self.settings.to_string().replace("{W}", env.w.to_str().unwrap()).replace("{O}", env.o.to_str().unwrap());
-        std::fs::write(&settings_path, text).unwrap();
-        let out = run_srt(&env, &settings_path, &self.cmd, self.wrapper.as_deref(), &self.extra_env, mode);
-        let mut failures: Vec<String> = self.checks.iter().filter_map(|c| c(&env, &out).err()).collect();
+        let fill = |s: &str| s.replace("{W}", env.w.to_str().unwrap()).replace("{O}", env.o.to_str().unwrap());
+        let settings_path = match self.settings_file {
+            SettingsFile::Beside => Some(root.join("settings.json")),
+            SettingsFile::InW => Some(env.w("srt-settings.json")),
+            SettingsFile::Absent => None,
+        };
+        if let Some(p) = &settings_path {
+            std::fs::write(p, fill(&self.settings.to_string())).unwrap();
+            if self.settings_file == SettingsFile::InW {
+                env.own(p);
+            }
+        }
+        let extra: Vec<(String, String)> = self.extra_env.iter().map(|(k, v)| (k.clone(), fill(v))).collect();
+        let run = Run {
+            settings: settings_path.as_deref(),
+            settings_flag: self.settings_flag,
+            cmd: &self.cmd,
+            wrapper: self.wrapper.as_deref(),
+            extra: &extra,
+            mode,
+            limit: self.time_limit,
+        };
+        let out = run_srt(&env, &run);
+        let mut failures: Vec<String> = Vec::new();
+        if out.timed_out {
+            failures.push(format!("srt did not finish within {:?}: {}", self.time_limit, out.text));
+        }
+        failures.extend(self.checks.iter().filter_map(|c| c(&env, &out).err()));
         failures.extend(probes_quiet().err());
         clear_probes();
         let _ = std::fs::remove_dir_all(&root);
@@ -228,29 +304,37 @@ fn tempdir() -> PathBuf {
     p.canonicalize().unwrap()
 }
 
-pub fn run_srt(
-    env: &Env,
-    settings: &Path,
-    cmd: &str,
-    wrapper: Option<&str>,
-    extra: &[(String, String)],
-    mode: &str,
-) -> Output {
+/// One invocation of srt (or of the wrapper around it).
+pub struct Run<'a> {
+    /// The settings file, passed as `-s` when `settings_flag` and as `$SETTINGS` to wrappers.
+    pub settings: Option<&'a Path>,
+    pub settings_flag: bool,
+    pub cmd: &'a str,
+    pub wrapper: Option<&'a str>,
+    pub extra: &'a [(String, String)],
+    pub mode: &'a str,
+    pub limit: Duration,
+}
+
+pub fn run_srt(env: &Env, run: &Run<'_>) -> Output {
     let srt = srt_bin();
-    let mut c = match wrapper {
+    let mode = format!("--network-mode={}", run.mode);
+    let mut c = match run.wrapper {
         None => {
             let mut c = Command::new(srt);
-            c.arg(format!("--network-mode={mode}")).arg("-s").arg(settings).arg("-c").arg(cmd);
+            c.arg(&mode);
+            if let (true, Some(s)) = (run.settings_flag, run.settings) {
+                c.arg("-s").arg(s);
+            }
+            c.arg("-c").arg(run.cmd);
             c
         }
         Some(w) => {
             let mut c = Command::new("/bin/bash");
-            c.arg("-c")
-                .arg(w)
-                .env("SRT", srt)
-                .env("SETTINGS", settings)
-                .env("CMD", cmd)
-                .env("MODE", format!("--network-mode={mode}"));
+            c.arg("-c").arg(w).env("SRT", srt).env("CMD", run.cmd).env("MODE", &mode);
+            if let Some(s) = run.settings {
+                c.env("SETTINGS", s);
+            }
             c
         }
     };
@@ -258,34 +342,61 @@ pub fn run_srt(
         .env("W", &env.w)
         .env("O", &env.o)
         .env("HOME", &env.root)
+        .env_remove("SRT_SETTINGS_PATH")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in extra {
+        .stderr(Stdio::piped())
+        // its own process group, so a time-out can kill a wrapper and all it started
+        .process_group(0);
+    for (k, v) in run.extra {
         c.env(k, v);
     }
     if let Some(uid) = env.uid {
         c.uid(uid).gid(uid);
     }
     let child = c.spawn().unwrap();
-    wait_with_timeout(child, Duration::from_secs(30))
+    wait_with_timeout(child, run.limit)
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    }
+    rx
 }
 
 fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Output {
+    let pipes = [drain(child.stdout.take()), drain(child.stderr.take())];
     let start = Instant::now();
-    loop {
-        if let Some(_status) = child.try_wait().unwrap() {
-            break;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("srt did not finish within {limit:?}");
+            timed_out = true;
+            // SAFETY: signalling the process group made for this run (see `run_srt`).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            break child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(5));
+    };
+    // Whatever still holds a pipe outlived srt: report it rather than wait for it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut text = String::new();
+    for rx in pipes {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(buf) => text.push_str(&String::from_utf8_lossy(&buf)),
+            Err(_) => text.push_str("[a pipe was still open 5 s after srt exited]"),
+        }
     }
-    let out = child.wait_with_output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    Output { code: out.status.code().unwrap_or(-1), text }
+    Output { code: status.code().unwrap_or(-1), text, timed_out }
 }
 
 /// Declares each scenario four times: in landlock and namespace mode, each as root and
