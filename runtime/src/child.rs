@@ -120,7 +120,7 @@ impl Stage {
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SendListener => "handing the seccomp listener to the supervisor",
             Stage::Exec => "executing the command",
-            Stage::Mounts => "mounting a private /proc in the new mount namespace",
+            Stage::Mounts => "setting up the read-only mount view, private /proc and devpts in the new mount namespace",
             Stage::Loopback => "setting up the loopback interface and proxy ports in the new network namespace",
         }
     }

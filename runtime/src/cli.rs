@@ -113,10 +113,24 @@ fn load_settings(cli: &Cli) -> Result<settings_schema::Settings, LaunchError> {
     Ok(settings_schema::Settings::embedded_default())
 }
 
+/// Settings files that decide later runs: the command must never be able to change them
+/// (a rewritten file with `"disabled": true` would unsandbox the next call).
+fn settings_files(cli: &Cli) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let home = env("HOME").map(|h| h.join(".srt-settings.json"));
+    [cli.settings.clone(), env("SRT_SETTINGS_PATH"), env("KAGENT_SRT_SETTINGS_PATH"), home]
+        .into_iter()
+        .flatten()
+        .map(|p| cwd.join(p))
+        .collect()
+}
+
 fn run(cli: Cli) -> Result<i32, LaunchError> {
     let settings = load_settings(&cli)?;
+    let settings_files = settings_files(&cli);
     if cli.explain {
-        print!("{}", crate::explain::report(&settings, cli.allow_weaker, cli.network_mode)?);
+        print!("{}", crate::explain::report(&settings, cli.allow_weaker, cli.network_mode, &settings_files)?);
         return Ok(0);
     }
     let words = match (&cli.command_string, cli.command.is_empty()) {
@@ -132,5 +146,6 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         debug: cli.debug,
         mode: cli.network_mode,
         resolve: cli.resolve,
+        settings_files,
     })
 }

@@ -16,6 +16,20 @@ pub enum LaunchError {
          --allow-weaker to accept weaker enforcement"
     )]
     LandlockTooOld { found: i32, needed: i32, feature: &'static str, kernel: &'static str },
+    #[error(
+        "{key} entry {} goes through the symlink {}, which lies inside the writable tree {}: \
+         a sandboxed command could have planted or redirected it. Write the real path of the \
+         target instead",
+        entry.display(), link.display(), tree.display()
+    )]
+    PlantedSymlink { key: &'static str, entry: PathBuf, link: PathBuf, tree: PathBuf },
+    #[error(
+        "the Landlock rule for {} changed while srt was setting it up (it is no longer the \
+         directory or file srt planned for); something is renaming entries in this directory. \
+         srt refuses to run rather than grant rights to whatever is there now",
+        path.display()
+    )]
+    RuleTargetChanged { path: PathBuf },
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("could not build the seccomp filter: {0}")]

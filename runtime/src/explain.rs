@@ -12,9 +12,10 @@ pub fn report(
     settings: &Settings,
     allow_weaker: bool,
     mode: crate::launch::NetworkMode,
+    settings_files: &[std::path::PathBuf],
 ) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
-    let p = launch::prepare(settings, &tmp, mode)?;
+    let p = launch::prepare(settings, &tmp, mode, settings_files)?;
     let mut o = String::new();
     let w = &mut o;
     let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));
@@ -147,6 +148,18 @@ fn describe(r: &seccomp::Rule) -> String {
                 "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}, else EPERM",
                 if *unix { " (and AF_UNIX)" } else { "" }
             )
+        }
+        Rule::UnixPair { any_type: true } => "allow AF_UNIX, else EPERM".to_string(),
+        Rule::UnixPair { any_type: false } => {
+            "allow AF_UNIX SOCK_STREAM/SOCK_SEQPACKET, else EPERM (datagram pairs reach host sockets)".to_string()
+        }
+        Rule::Ioctl { refuse, notify } => {
+            let hex = |v: &[u32]| v.iter().map(|x| format!("{x:#x}")).collect::<Vec<_>>().join(", ");
+            let mut d = format!("fail with EPERM for {} (TIOCSTI, TIOCLINUX, inode flags)", hex(refuse));
+            if !notify.is_empty() {
+                d.push_str(&format!(", supervisor for {} (TIOCGPTPEER)", hex(notify)));
+            }
+            d + ", else allow"
         }
         Rule::OneOf { arg, values, then, otherwise } => {
             format!("{} if arg{arg} in {values:?}, else {}", a(then), a(otherwise))

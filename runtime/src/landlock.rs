@@ -1,13 +1,15 @@
 //! Builds the Landlock ruleset (in the parent: it opens O_PATH fds and allocates) that the
 //! child then enforces with `restrict_self` between fork and exec.
 
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+
 use landlock::{
-    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, Scope, ABI,
 };
 
 use crate::error::LaunchError;
-use crate::landlock_plan::Plan;
+use crate::landlock_plan::{Plan, PlannedRule};
 use crate::policy::Rights;
 
 /// The ABI we ask for; older kernels are caught by [`kernel_abi`] checks before this.
@@ -49,6 +51,79 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
     a
 }
 
+/// Adds read and write rights on `/dev/pts` as it is now (namespace mode's private
+/// instance, mounted after the ruleset was planned). Called in the namespace's init.
+pub fn with_private_devpts(rs: RulesetCreated) -> Result<RulesetCreated, i32> {
+    let rights = Rights { read: true, list: true, write: true };
+    let path = PlannedRule { path: "/dev/pts".into(), rights, is_dir: true, id: None };
+    let fd = match open_target(&path) {
+        Ok(Some(fd)) => fd,
+        _ => return Err(libc::ENOENT),
+    };
+    rs.add_rule(PathBeneath::new(fd, access_for(rights, true))).map_err(|_| libc::EINVAL)
+}
+
+/// Opens a rule's path without following any symlink on the way (plan paths are canonical,
+/// so one there was put in since), and checks it is still the object the plan saw. `None`:
+/// it no longer exists, and a rule for nothing grants nothing.
+fn open_target(rule: &PlannedRule) -> Result<Option<OwnedFd>, LaunchError> {
+    use std::os::unix::ffi::OsStrExt;
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    let changed = || LaunchError::RuleTargetChanged { path: rule.path.clone() };
+    let path = std::ffi::CString::new(rule.path.as_os_str().as_bytes()).map_err(|_| changed())?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `how` and `path` are live for the call; the descriptor is owned below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ENOENT) if rule.id.is_none() => Ok(None),
+            Some(libc::ENOENT | libc::ENOTDIR) => Err(changed()),
+            Some(libc::ELOOP) => Err(changed()),
+            Some(e) => Err(LaunchError::Landlock(format!(
+                "opening {}: {}",
+                rule.path.display(),
+                std::io::Error::from_raw_os_error(e)
+            ))),
+            None => Err(changed()),
+        };
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: an all-zero stat is a valid out-buffer for fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall writing into `st`.
+    if unsafe { libc::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd.as_fd()), &mut st) } < 0 {
+        return Err(changed());
+    }
+    let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+    match rule.id {
+        Some(id) if id != (st.st_dev, st.st_ino) || is_dir != rule.is_dir => Err(changed()),
+        // planned as missing but there now: its rights were planned for whatever comes
+        // there, but not for a symlink (O_NOFOLLOW gave us the link itself)
+        None if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Ok(None),
+        _ => Ok(Some(fd)),
+    }
+}
+
 /// `fs`: whether filesystem rules are wanted at all (`filesystem.disabled` turns them off).
 /// `tcp`: handle TCP connect/bind with no port allowed (landlock mode; in namespace mode
 /// the network namespace is the boundary and sandbox-local servers may listen).
@@ -67,12 +142,9 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
     let mut created = ruleset.create().map_err(err)?;
     if fs {
         for rule in &plan.rules {
-            let fd = match PathFd::new(&rule.path) {
-                Ok(fd) => fd,
-                Err(e) => {
-                    tracing::debug!("skipping vanished path {}: {e}", rule.path.display());
-                    continue;
-                }
+            let Some(fd) = open_target(rule)? else {
+                tracing::debug!("skipping vanished path {}", rule.path.display());
+                continue;
             };
             let access = access_for(rule.rights, rule.is_dir);
             if access.is_empty() {

@@ -14,8 +14,11 @@ use crate::policy::{FsPolicy, Rights};
 pub struct PlannedRule {
     pub path: PathBuf,
     pub rights: Rights,
-    /// Known from readdir or lstat, so building the ruleset need not stat again.
     pub is_dir: bool,
+    /// (dev, ino) when planned: the rule builder opens the path without following symlinks
+    /// and refuses a target that is no longer this object (a concurrent rename could
+    /// otherwise put a symlink or another directory there and widen the grant).
+    pub id: Option<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,15 +39,10 @@ pub fn plan(policy: &FsPolicy) -> Plan {
             let mut rights = policy.rights(&path);
             // Listing means nothing for a file: a denied file leaves its ancestors
             // listable. Only an unlistable bound needs a stat to find out.
-            let mut is_dir = None;
-            if !rights.list {
-                let meta = path.symlink_metadata();
-                if meta.as_ref().is_ok_and(|m| !m.is_dir()) {
-                    rights.list = true;
-                }
-                is_dir = Some(meta.is_ok_and(|m| m.is_dir()));
+            if !rights.list && path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+                rights.list = true;
             }
-            Bound { is_dir, path, rights }
+            Bound { path, rights }
         })
         .collect();
     let mut out = Plan::default();
@@ -52,11 +50,15 @@ pub fn plan(policy: &FsPolicy) -> Plan {
     out
 }
 
+fn id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
 /// A path where the policy changes, with the rights that hold from it downwards.
 struct Bound {
     path: PathBuf,
     rights: Rights,
-    is_dir: Option<bool>,
 }
 
 fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
@@ -65,9 +67,9 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
-        let known = bounds.iter().find(|b| b.path == node).and_then(|b| b.is_dir);
-        let is_dir = known.unwrap_or_else(|| node.symlink_metadata().is_ok_and(|m| m.is_dir()));
-        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir });
+        let meta = node.symlink_metadata().ok();
+        let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
+        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir, id: meta.as_ref().map(id) });
     }
     if below.is_empty() {
         return;
@@ -89,11 +91,11 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
             for e in entries.flatten() {
                 let path = e.path();
                 // A rule on a symlink would grant its target: never follow one here.
-                let Ok(ft) = e.file_type() else { continue };
-                if ft.is_symlink() || on_path.contains(&path) {
+                let Ok(meta) = e.metadata() else { continue };
+                if meta.file_type().is_symlink() || on_path.contains(&path) {
                     continue;
                 }
-                out.rules.push(PlannedRule { path, rights: rest, is_dir: ft.is_dir() });
+                out.rules.push(PlannedRule { path, rights: rest, is_dir: meta.is_dir(), id: Some(id(&meta)) });
             }
         }
     }

@@ -28,6 +28,8 @@ pub struct Options {
     pub mode: NetworkMode,
     /// `--resolve` overrides for the proxy.
     pub resolve: Vec<String>,
+    /// Settings files that decide later runs; never writable by the command.
+    pub settings_files: Vec<PathBuf>,
 }
 
 /// How the command's network is confined (see README, "Network modes").
@@ -56,19 +58,35 @@ pub struct Prepared {
 
 pub const MIN_ABI_FS: i32 = 3;
 
-pub fn prepare(settings: &Settings, tmpdir: &Path, mode: NetworkMode) -> Result<Prepared, LaunchError> {
+pub fn prepare(
+    settings: &Settings,
+    tmpdir: &Path,
+    mode: NetworkMode,
+    settings_files: &[PathBuf],
+) -> Result<Prepared, LaunchError> {
     let mode = resolve_mode(mode);
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let cx = prepare::Context { cwd: &cwd, home: home.as_deref(), tmpdir };
+    let ttys = own_ttys();
+    let cx = prepare::Context {
+        cwd: &cwd,
+        home: home.as_deref(),
+        tmpdir,
+        settings_files,
+        own_ttys: (mode == NetworkMode::Landlock).then_some(&ttys[..]),
+    };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
-    let policy = if fs_enabled { prepare::fs_policy(settings, &cx) } else { FsPolicy::default() };
+    let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
+    let landlock_mode = mode == NetworkMode::Landlock;
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
         tcp: true,
-        mediate_connect: mode == NetworkMode::Landlock,
+        mediate_connect: landlock_mode,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
+        mediate_metadata: fs_enabled && landlock_mode,
+        host_namespaces: landlock_mode,
+        mediate_ptys: fs_enabled && landlock_mode,
     };
     Ok(Prepared {
         policy,
@@ -79,6 +97,18 @@ pub fn prepare(settings: &Settings, tmpdir: &Path, mode: NetworkMode) -> Result<
         tmpdir: tmpdir.to_path_buf(),
         mode,
     })
+}
+
+/// The terminals on our stdin, stdout and stderr (landlock mode lets the command open only
+/// these under /dev/pts).
+fn own_ttys() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = (0..3)
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .filter(|p| p.starts_with("/dev/pts/") && p.as_os_str().len() > "/dev/pts/".len())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Refuses to run with less protection than asked for, unless the user opted in.
@@ -182,21 +212,34 @@ fn namespaces_allowed() -> bool {
     }
 }
 
+/// How often the plan is redone when a rule's target changed while it was being set up.
+const PLAN_ATTEMPTS: usize = 3;
+
 fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let tmp = TmpDir::create()?;
-    let prepared = prepare(&opts.settings, &tmp.0, mode)?;
-    check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
-    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, ?mode, "plan");
     let namespaced = mode == NetworkMode::Namespace;
+    let mut attempt = 0;
+    let (prepared, ruleset) = loop {
+        attempt += 1;
+        let prepared = prepare(&opts.settings, &tmp.0, mode, &opts.settings_files)?;
+        check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
+        if prepared.kernel_abi == 0 {
+            break (prepared, None);
+        }
+        match landlock::build(&prepared.plan, prepared.fs_enabled, !namespaced) {
+            Ok(r) => break (prepared, Some(r)),
+            // something renamed entries while we planned: plan again from what is there now
+            Err(LaunchError::RuleTargetChanged { path }) if attempt < PLAN_ATTEMPTS => {
+                tracing::debug!(path = %path.display(), attempt, "rule target changed; planning again");
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    tracing::debug!(rules = prepared.plan.rules.len(), split = ?prepared.plan.split_write_dirs, ?mode, "plan");
 
     let arch = sysno::native();
     let table = seccomp::rules(&arch, prepared.filter);
     let filter = seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
-    let ruleset = if prepared.kernel_abi > 0 {
-        Some(landlock::build(&prepared.plan, prepared.fs_enabled, !namespaced)?)
-    } else {
-        None
-    };
     let (program, argv) = shell_argv(&opts.argv)?;
     // a loopback listener of our own only where the command will connect to it
     let own_port = !namespaced
@@ -212,7 +255,8 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     }
     let envp = environment(&tmp.0, &net.env());
     let route = (!namespaced).then(|| net.route());
-    let supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
+    let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
+    supervisor.mediate_ptys = prepared.filter.mediate_ptys;
 
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;
@@ -220,7 +264,16 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
-    let (pid, inside) = if namespaced { start_namespaced(spec, &ours)? } else { (child::spawn(spec)?, Vec::new()) };
+    let (pid, inside) = if namespaced {
+        let view = if prepared.fs_enabled {
+            crate::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
+        } else {
+            crate::mounts::MountView { all_writable: true, ..Default::default() }
+        };
+        start_namespaced(spec, view, &ours)?
+    } else {
+        (child::spawn(spec)?, Vec::new())
+    };
     drop(theirs);
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
@@ -236,7 +289,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     // landlock mode: the command leads its own process group; namespace mode: its init
     // forwards to the command
     let signal_target = if namespaced { pid } else { -pid };
-    let status = supervise(pid, signal_target, ours, sigfd.as_fd(), &supervisor);
+    let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
     reaper::kill_all_descendants();
     drop(tmp);
     status
@@ -246,6 +299,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
 /// collects the proxy ports it opened inside its network namespace.
 fn start_namespaced(
     mut spec: ChildSpec,
+    view: crate::mounts::MountView,
     ours: &OwnedFd,
 ) -> Result<(libc::pid_t, Vec<std::net::TcpListener>), LaunchError> {
     spec.parent_pid = 1; // the command's parent is the namespace's init
@@ -256,7 +310,7 @@ fn start_namespaced(
     }
     // SAFETY: fresh descriptors owned by nobody else.
     let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd() })
+    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view })
         .map_err(LaunchError::Namespaces)?;
     drop(go_r);
     if let Err(e) = crate::namespace::write_id_maps(pid) {
@@ -290,20 +344,17 @@ fn supervise(
     signal_target: libc::pid_t,
     sock: OwnedFd,
     sigfd: std::os::fd::BorrowedFd<'_>,
-    sup: &Supervisor,
+    sup: Supervisor,
 ) -> Result<i32, LaunchError> {
+    let mut sup = Some(sup);
     let mut sock = Some(sock);
     let mut parked: Option<OwnedFd> = None;
-    let mut listener: Option<OwnedFd> = None;
     let mut setup_error: Option<LaunchError> = None;
     let mut kill_at: Option<Instant> = None;
     loop {
         let mut fds = vec![libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
         if let Some(s) = &sock {
             fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-        }
-        if let Some(l) = &listener {
-            fds.push(libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
         let timeout = kill_at.map_or(-1, |t| t.saturating_duration_since(Instant::now()).as_millis() as i32);
         // SAFETY: `fds` is a live array of pollfd of the given length.
@@ -323,7 +374,16 @@ fn supervise(
             if sock.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd) {
                 match read_setup(pfd.fd) {
                     SetupMsg::Listener(fd) => {
-                        listener = Some(fd);
+                        // the supervisor answers from its own threads from here on, so
+                        // nothing the command does can keep this loop from signals
+                        if let Some(s) = sup.take() {
+                            if let Err(e) = s.serve(fd) {
+                                crate::warn!("could not start the supervisor ({e}); stopping the command");
+                                // SAFETY: signalling our own child; its mediated calls would
+                                // otherwise wait for an answer forever.
+                                unsafe { libc::kill(signal_target, libc::SIGKILL) };
+                            }
+                        }
                         // Only an exec failure can follow; read it after the child exits
                         // rather than wake up again for the end-of-file that exec causes.
                         parked = sock.take();
@@ -335,14 +395,6 @@ fn supervise(
                         })
                     }
                     SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
-                }
-            } else if let Some(l) = &listener {
-                if pfd.revents & libc::POLLIN != 0 {
-                    if let Err(e) = sup.handle_one(l.as_fd()) {
-                        crate::warn!("supervisor: {e}");
-                    }
-                } else if pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
-                    listener = None;
                 }
             }
         }
@@ -579,7 +631,15 @@ mod tests {
             policy: FsPolicy::default(),
             plan: Plan::default(),
             fs_enabled: fs,
-            filter: FilterOptions { mediate_fs: fs, allow_unix_sockets: false, tcp: true, mediate_connect: true },
+            filter: FilterOptions {
+                mediate_fs: fs,
+                allow_unix_sockets: false,
+                tcp: true,
+                mediate_connect: true,
+                mediate_metadata: fs,
+                host_namespaces: true,
+                mediate_ptys: fs,
+            },
             mode: NetworkMode::Landlock,
             kernel_abi: abi,
             tmpdir: PathBuf::new(),

@@ -1,7 +1,8 @@
 //! srt's mandatory write denies: files and directories that would let a sandboxed command
 //! plant code the host runs later (shell rc files, git hooks and config, editor settings).
 //! Applied in the working directory (whether or not they exist) and, where they exist,
-//! in its subdirectories down to `mandatoryDenySearchDepth`.
+//! in its subdirectories down to `mandatoryDenySearchDepth`. Git directories are returned
+//! separately: what is guarded inside them is [`crate::git_guard`]'s business.
 
 use std::path::{Path, PathBuf};
 
@@ -23,37 +24,65 @@ const SKIP_DIRS: &[&str] = &["node_modules"];
 /// Bound on directories visited so a huge tree cannot stall every launch.
 const MAX_DIRS_VISITED: usize = 20_000;
 
+/// What the mandatory rules protect in a run in `cwd`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Mandatory {
+    /// Never writable (whether or not they exist).
+    pub deny: Vec<PathBuf>,
+    /// Git directories, guarded by [`crate::git_guard`] (whether or not they exist).
+    pub git_dirs: Vec<PathBuf>,
+}
+
 /// The protected paths for a run in `cwd`.
-pub fn mandatory_denies(cwd: &Path, depth: u8, allow_git_config: bool) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+pub fn mandatory_denies(cwd: &Path, depth: u8) -> Mandatory {
+    let mut out = Mandatory::default();
     let mut visited = 0usize;
-    walk(cwd, 0, depth, allow_git_config, &mut out, &mut visited);
+    walk(cwd, 0, depth, &mut out, &mut visited);
     out
 }
 
-fn protect_in(dir: &Path, always: bool, allow_git_config: bool, out: &mut Vec<PathBuf>) {
+fn protect_in(dir: &Path, top: bool, out: &mut Mandatory) {
     for name in DANGEROUS_FILES.iter().chain(DANGEROUS_DIRS) {
         let p = dir.join(name);
-        if always || p.symlink_metadata().is_ok() {
-            out.push(p);
+        if top || p.symlink_metadata().is_ok() {
+            out.deny.push(p);
         }
     }
     let git = dir.join(".git");
     match git.symlink_metadata() {
-        Ok(m) if m.is_dir() => {
-            out.push(git.join("hooks"));
-            if !allow_git_config {
-                out.push(git.join("config"));
+        Ok(m) if m.is_dir() => out.git_dirs.push(git),
+        // a worktree or submodule: `.git` is a file naming the real git dir; a symlink to
+        // one is kept as it is too
+        Ok(_) => {
+            out.deny.push(git.clone());
+            if let Ok(real) = git.canonicalize() {
+                if real.is_dir() {
+                    out.git_dirs.push(real);
+                }
             }
         }
-        // a worktree or submodule: `.git` is a file naming the real git dir
-        Ok(_) => out.push(git),
+        // in the working directory `.git` is guarded before it exists (`git init`), and the
+        // directory may not be turned into a bare repository for a host `git` to find: that
+        // takes a `HEAD` file, so a missing one may not appear
+        Err(_) if top => {
+            out.git_dirs.push(git);
+            if is_bare_repository(dir) {
+                out.git_dirs.push(dir.to_path_buf());
+            } else {
+                out.deny.push(dir.join("HEAD"));
+            }
+        }
         Err(_) => {}
     }
 }
 
-fn walk(dir: &Path, level: u8, depth: u8, allow_git_config: bool, out: &mut Vec<PathBuf>, visited: &mut usize) {
-    protect_in(dir, level == 0, allow_git_config, out);
+/// git's own test (`is_git_directory`): `HEAD`, `objects/` and `refs/`.
+fn is_bare_repository(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+fn walk(dir: &Path, level: u8, depth: u8, out: &mut Mandatory, visited: &mut usize) {
+    protect_in(dir, level == 0, out);
     if level >= depth || *visited >= MAX_DIRS_VISITED {
         return;
     }
@@ -71,7 +100,7 @@ fn walk(dir: &Path, level: u8, depth: u8, allow_git_config: bool, out: &mut Vec<
             crate::warn!("mandatory-deny search stopped after {MAX_DIRS_VISITED} directories");
             return;
         }
-        walk(&e.path(), level + 1, depth, allow_git_config, out, visited);
+        walk(&e.path(), level + 1, depth, out, visited);
     }
 }
 
@@ -89,17 +118,22 @@ mod tests {
         std::fs::write(root.join("a/.zshrc"), "").unwrap();
         std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
         std::fs::write(root.join("node_modules/x/.bashrc"), "").unwrap();
-        let got = mandatory_denies(&root, 3, false);
-        assert!(got.contains(&root.join(".bashrc")), "missing cwd entries are protected");
-        assert!(got.contains(&root.join(".claude/commands")));
-        assert!(got.contains(&root.join("sub/.git/hooks")));
-        assert!(got.contains(&root.join("sub/.git/config")));
-        assert!(got.contains(&root.join("a/.zshrc")));
-        assert!(!got.contains(&root.join("a/.bashrc")), "missing nested entries are not listed");
-        assert!(!got.contains(&root.join("a/b/c/d/e/.bashrc")), "deeper than the search depth");
-        assert!(!got.iter().any(|p| p.starts_with(root.join("node_modules"))));
-        let with_cfg = mandatory_denies(&root, 3, true);
-        assert!(!with_cfg.contains(&root.join("sub/.git/config")));
+        let got = mandatory_denies(&root, 3);
+        assert!(got.deny.contains(&root.join(".bashrc")), "missing cwd entries are protected");
+        assert!(got.deny.contains(&root.join(".claude/commands")));
+        assert!(got.git_dirs.contains(&root.join(".git")), "a missing .git in cwd is guarded");
+        assert!(got.deny.contains(&root.join("HEAD")), "cwd may not become a bare repository");
+        assert!(got.git_dirs.contains(&root.join("sub/.git")));
+        assert!(got.deny.contains(&root.join("a/.zshrc")));
+        assert!(!got.deny.contains(&root.join("a/.bashrc")), "missing nested entries are not listed");
+        assert!(!got.git_dirs.contains(&root.join("a/.git")));
+        assert!(!got.deny.contains(&root.join("a/b/c/d/e/.bashrc")), "deeper than the search depth");
+        assert!(!got.deny.iter().any(|p| p.starts_with(root.join("node_modules"))));
+        std::fs::create_dir_all(root.join("objects")).unwrap();
+        std::fs::create_dir_all(root.join("refs")).unwrap();
+        std::fs::write(root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let bare = mandatory_denies(&root, 1);
+        assert!(bare.git_dirs.contains(&root), "an existing bare repository in cwd is guarded as one");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

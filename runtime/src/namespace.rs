@@ -19,6 +19,8 @@ pub struct InitSpec {
     pub command: ChildSpec,
     /// srt writes one byte here once the id maps are in place.
     pub go: RawFd,
+    /// The read-only mount view the command gets.
+    pub view: crate::mounts::MountView,
 }
 
 /// Starts the namespaced init; returns its pid (as srt sees it).
@@ -50,7 +52,7 @@ fn errno() -> i32 {
 
 /// PID 1 of the command's namespaces. Runs in a fork-like copy of srt (single-threaded
 /// at the clone), so it may allocate.
-fn init(spec: InitSpec) -> ! {
+fn init(mut spec: InitSpec) -> ! {
     let sock = spec.command.sock;
     // SAFETY (block): plain syscalls on values we own.
     unsafe {
@@ -73,6 +75,18 @@ fn init(spec: InitSpec) -> ! {
         ) < 0
         {
             fail(sock, Stage::Mounts, errno());
+        }
+        if let Err(e) = crate::mounts::apply(&spec.view) {
+            fail(sock, Stage::Mounts, e);
+        }
+        // the ruleset was planned on the host's /dev/pts; this instance is a new inode
+        if spec.view.devpts_rule {
+            if let Some(rs) = spec.command.ruleset.take() {
+                match crate::landlock::with_private_devpts(rs) {
+                    Ok(rs) => spec.command.ruleset = Some(rs),
+                    Err(e) => fail(sock, Stage::Landlock, e),
+                }
+            }
         }
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()) < 0 {

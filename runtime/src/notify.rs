@@ -51,7 +51,9 @@ const NOTIF_RECV: u64 = iowr(0, std::mem::size_of::<Notif>());
 const NOTIF_SEND: u64 = iowr(1, std::mem::size_of::<NotifResp>());
 const NOTIF_ID_VALID: u64 = iow(2, std::mem::size_of::<u64>());
 const NOTIF_ADDFD: u64 = iow(3, std::mem::size_of::<NotifAddfd>());
+const NOTIF_SET_FLAGS: u64 = iow(4, std::mem::size_of::<u64>());
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+const USER_NOTIF_FD_SYNC_WAKE_UP: libc::c_ulong = 1;
 const ADDFD_FLAG_SEND: u32 = 1 << 1;
 
 fn ioctl<T>(fd: BorrowedFd<'_>, req: u64, arg: &mut T) -> io::Result<libc::c_int> {
@@ -69,6 +71,13 @@ pub fn recv(fd: BorrowedFd<'_>) -> io::Result<Notif> {
     let mut n = Notif::default();
     ioctl(fd, NOTIF_RECV, &mut n)?;
     Ok(n)
+}
+
+/// Asks the kernel (>= 6.6) to wake the command on the answering CPU. Returns whether it
+/// took the flag; older kernels refuse it and only lose speed.
+pub fn set_sync_wakeup(fd: BorrowedFd<'_>) -> bool {
+    // SAFETY: this ioctl takes its flags by value, not through a pointer.
+    unsafe { libc::ioctl(fd.as_raw_fd(), NOTIF_SET_FLAGS as _, USER_NOTIF_FD_SYNC_WAKE_UP) == 0 }
 }
 
 /// Whether the notification's target is still blocked in that syscall, i.e. the pid we

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::git_guard::{self, Guard};
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FsPolicy {
     /// Never readable, unless an equally or more specific `allow_read` re-allows.
@@ -13,6 +15,14 @@ pub struct FsPolicy {
     pub write: Vec<PathBuf>,
     /// Never writable, whatever `write` says (deny wins, also for missing paths).
     pub deny_write: Vec<PathBuf>,
+    /// Git directories whose files that can run programs are guarded ([`git_guard`]),
+    /// deepest first; they need not exist.
+    pub git_dirs: Vec<PathBuf>,
+    /// `allowGitConfig`: a git directory's existing `config` is writable.
+    pub allow_git_config: bool,
+    /// Further paths where the Landlock plan must split rights (git directories' guarded
+    /// names, existing or not), so that new entries there go to the supervisor.
+    pub extra_bounds: Vec<PathBuf>,
 }
 
 /// Rights at one path: reading files, listing directories, writing. Listing is separate
@@ -62,14 +72,45 @@ impl FsPolicy {
         }
     }
 
-    pub fn can_write(&self, p: &Path) -> bool {
-        self.write.iter().any(|w| under(p, w)) && !self.deny_write.iter().any(|d| under(p, d))
+    /// Inside an `allowWrite` tree, whatever the guards say.
+    pub fn in_write_tree(&self, p: &Path) -> bool {
+        self.write.iter().any(|w| under(p, w))
     }
 
-    /// `p` has a write-denied path strictly below it, so removing or renaming `p` would
-    /// take the protection away (`mv .git x; mkdir -p .git/hooks`).
+    /// What the deny lists and the git rules say about `p`.
+    pub fn guard(&self, p: &Path) -> Guard {
+        if self.deny_write.iter().any(|d| under(p, d)) {
+            return Guard::Deny;
+        }
+        match self.git_dirs.iter().find(|g| under(p, g)) {
+            Some(g) => match p.strip_prefix(g).map(git_guard::classify) {
+                Ok(Guard::GitConfig) if self.allow_git_config => Guard::Open,
+                Ok(guard) => guard,
+                Err(_) => Guard::Deny,
+            },
+            None => Guard::Open,
+        }
+    }
+
+    pub fn can_write(&self, p: &Path) -> bool {
+        self.in_write_tree(p) && self.guard(p) == Guard::Open
+    }
+
+    /// `p` has a guarded path strictly below it (an existing one or not), so removing or
+    /// renaming `p`, or putting anything but a new empty directory there, would take the
+    /// protection away (`mv .git x; mkdir -p .git/hooks`, `ln -s elsewhere .claude`).
     pub fn guards_below(&self, p: &Path) -> bool {
         self.deny_write.iter().any(|d| d != p && under(d, p))
+            || self
+                .git_dirs
+                .iter()
+                .any(|g| under(g, p) || (under(p, g) && p.strip_prefix(g).is_ok_and(git_guard::guards_below)))
+    }
+
+    /// A `denyRead` path lies strictly below `p`: moving `p` would carry it out from under
+    /// its rule.
+    pub fn read_denied_below(&self, p: &Path) -> bool {
+        self.deny_read.iter().any(|d| d != p && under(d, p))
     }
 
     /// May the name `p` be unlinked, renamed away, or replaced?
@@ -85,7 +126,11 @@ impl FsPolicy {
     /// Every path where the rights may change.
     pub fn boundaries(&self) -> Vec<PathBuf> {
         let mut all: Vec<PathBuf> =
-            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write].into_iter().flatten().cloned().collect();
+            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write, &self.extra_bounds]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
         all.sort();
         all.dedup();
         all
@@ -105,7 +150,9 @@ mod tests {
             deny_read: vec![p("/home/u/.ssh"), p("/srv/data")],
             allow_read: vec![p("/srv/data/public")],
             write: vec![p("/w"), p("/tmp/x")],
-            deny_write: vec![p("/w/.bashrc"), p("/w/.git/hooks"), p("/w/.git/config")],
+            deny_write: vec![p("/w/.bashrc")],
+            git_dirs: vec![p("/w/.git")],
+            ..FsPolicy::default()
         }
     }
 
@@ -152,6 +199,23 @@ mod tests {
         assert!(!pol.can_replace(&p("/w/.bashrc")));
         assert!(pol.can_replace(&p("/w/src")));
         assert!(pol.guards_below(&p("/w/.git")));
-        assert!(!pol.guards_below(&p("/w/.git/hooks")));
+        assert!(pol.guards_below(&p("/w/.git/hooks")), "hooks may be created, not replaced");
+        assert!(!pol.guards_below(&p("/w/.git/objects")));
+    }
+
+    #[test]
+    fn git_rules_apply_whether_or_not_the_repository_exists() {
+        let pol = policy();
+        assert_eq!(pol.guard(&p("/w/.git/config")), Guard::GitConfig);
+        assert_eq!(pol.guard(&p("/w/.git/hooks/pre-commit")), Guard::HooksContent);
+        assert_eq!(pol.guard(&p("/w/.git/commondir")), Guard::Deny);
+        assert_eq!(pol.guard(&p("/w/.git/modules/s/config")), Guard::GitConfig);
+        assert_eq!(pol.guard(&p("/w/.bashrc")), Guard::Deny);
+        assert_eq!(pol.guard(&p("/w/src/config")), Guard::Open);
+        assert!(!pol.can_write(&p("/w/.git/config")));
+        assert!(pol.can_write(&p("/w/.git/index")));
+        let allowed = FsPolicy { allow_git_config: true, ..policy() };
+        assert_eq!(allowed.guard(&p("/w/.git/config")), Guard::Open);
+        assert_eq!(allowed.guard(&p("/w/.git/hooks")), Guard::HooksDir, "hooks stay guarded");
     }
 }

@@ -1,46 +1,66 @@
 //! From validated settings to a canonical [`FsPolicy`]: `~` and relative paths resolved,
 //! symlinks resolved (a deny on a link protects the link and its target), globs expanded
-//! against the disk, mandatory denies and the private TMPDIR added.
+//! against the disk, mandatory denies, git directories, the settings files and the private
+//! TMPDIR added.
 
 use std::path::{Path, PathBuf};
 
 use settings_schema::paths::{resolve, ResolvedEntry};
 use settings_schema::{PathEntry, Settings};
 
+use crate::error::LaunchError;
 use crate::mandatory::mandatory_denies;
 use crate::policy::FsPolicy;
 
-/// Devices every command may write, as srt's built-in write paths.
+/// Devices every command may write, as srt's built-in write paths. `/dev/pts` only in
+/// namespace mode, where it is a private instance; in landlock mode only the command's own
+/// terminal is (see [`Context::own_ttys`]).
 const DEVICES: &[&str] =
-    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"];
+    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"];
 
 /// Bounds on one glob's expansion, so a `**` under `/` cannot stall the launch.
 const GLOB_MAX_ENTRIES: usize = 200_000;
 const GLOB_MAX_DEPTH: usize = 32;
+/// Bound on directories visited below git directories' `modules/` and `worktrees/`.
+const GIT_WALK_MAX: usize = 5_000;
 
 pub struct Context<'a> {
     pub cwd: &'a Path,
     pub home: Option<&'a Path>,
     pub tmpdir: &'a Path,
+    /// Settings files that decide later runs (the one in use, `$SRT_SETTINGS_PATH`,
+    /// `~/.srt-settings.json`): never writable, whatever `allowWrite` says.
+    pub settings_files: &'a [PathBuf],
+    /// Landlock mode: the terminals on the command's stdin/stdout/stderr, the only ones
+    /// under `/dev/pts` it may open (other sessions' terminals could be read or written).
+    /// `None` in namespace mode, where `/dev/pts` is a private instance.
+    pub own_ttys: Option<&'a [PathBuf]>,
 }
 
-pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> FsPolicy {
+pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError> {
     let fs = &s.filesystem;
     let mut policy = FsPolicy {
         deny_read: expand_all(&fs.deny_read, cx, true),
         allow_read: expand_all(fs.allow_read.as_deref().unwrap_or(&[]), cx, true),
         write: expand_all(&fs.allow_write, cx, false),
-        deny_write: Vec::new(),
+        allow_git_config: fs.allow_git_config.unwrap_or(false),
+        ..FsPolicy::default()
     };
+    check_planted_symlinks(&fs.allow_write, "allowWrite", &policy.write, cx)?;
+    check_planted_symlinks(fs.allow_read.as_deref().unwrap_or(&[]), "allowRead", &policy.write, cx)?;
     for e in &fs.deny_write {
         if let ResolvedEntry::Path(p) = resolve(e, cx.cwd, cx.home, false) {
             push_with_link(&mut policy.deny_write, &p);
         }
     }
+    for p in cx.settings_files {
+        push_with_link(&mut policy.deny_write, p);
+    }
     // The working directory is canonical (getcwd) and the search walks real directories,
     // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
     let cwd = canonical(cx.cwd);
-    for p in mandatory_denies(&cwd, s.search_depth(), fs.allow_git_config.unwrap_or(false)) {
+    let mandatory = mandatory_denies(&cwd, s.search_depth());
+    for p in mandatory.deny {
         let parent_plain = |d: &Path| d == cwd || d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink());
         let plain =
             p.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink()) && p.parent().is_none_or(parent_plain);
@@ -50,14 +70,105 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> FsPolicy {
             push_with_link(&mut policy.deny_write, &p);
         }
     }
+    policy.git_dirs = mandatory.git_dirs;
+    // deepest first: a path below a nested repository is judged by that repository's rules
+    policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
+    policy.git_dirs.dedup();
+    policy.extra_bounds = git_bounds(&policy.git_dirs);
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.
     policy.write.extend(DEVICES.iter().map(PathBuf::from));
-    for list in [&mut policy.deny_read, &mut policy.allow_read, &mut policy.write, &mut policy.deny_write] {
+    match cx.own_ttys {
+        None => policy.write.push(PathBuf::from("/dev/pts")),
+        Some(ttys) => {
+            policy.deny_read.push(PathBuf::from("/dev/pts"));
+            for t in ttys {
+                policy.allow_read.push(t.clone());
+                policy.write.push(t.clone());
+            }
+        }
+    }
+    for list in [
+        &mut policy.deny_read,
+        &mut policy.allow_read,
+        &mut policy.write,
+        &mut policy.deny_write,
+        &mut policy.extra_bounds,
+    ] {
         list.sort();
         list.dedup();
     }
-    policy
+    Ok(policy)
+}
+
+/// Where the Landlock plan must split rights for git directories: their guarded names
+/// (existing or not), and the same names in every existing directory below `modules/` and
+/// `worktrees/` (submodules' and linked worktrees' git directories, or the way to them).
+fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for g in git_dirs {
+        out.extend(crate::git_guard::PLAN_BOUNDS.iter().map(|b| g.join(b)));
+        let mut budget = GIT_WALK_MAX;
+        let mut stack: Vec<PathBuf> = ["modules", "worktrees"].iter().map(|n| g.join(n)).collect();
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+            for e in rd.flatten() {
+                if !e.file_type().is_ok_and(|t| t.is_dir()) || !crate::git_guard::walk_into(&e.file_name()) {
+                    continue;
+                }
+                if budget == 0 {
+                    crate::warn!(
+                        "stopped looking for nested git directories below {} after {GIT_WALK_MAX}",
+                        g.display()
+                    );
+                    return out;
+                }
+                budget -= 1;
+                let d = e.path();
+                out.extend(crate::git_guard::NESTED_PLAN_BOUNDS.iter().map(|b| d.join(b)));
+                stack.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Existing paths the policy protects: write-denied ones and git directories' guarded
+/// files and hooks directories. Namespace mode mounts these read-only; the supervisor
+/// refuses second names of the files among them.
+pub fn protected_paths(pol: &FsPolicy) -> Vec<PathBuf> {
+    let guarded = pol.extra_bounds.iter().filter(|b| pol.guard(b) != crate::git_guard::Guard::Open);
+    let mut out: Vec<PathBuf> =
+        pol.deny_write.iter().chain(guarded).filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// An `allowWrite` (or `allowRead`) entry that reaches its target through a symlink lying
+/// inside a writable tree may have been redirected by an earlier sandboxed run (`ln -sfn
+/// ~/.ssh build`): refuse it rather than grant whatever the link points at now.
+fn check_planted_symlinks(
+    entries: &[PathEntry],
+    key: &'static str,
+    write: &[PathBuf],
+    cx: &Context<'_>,
+) -> Result<(), LaunchError> {
+    for e in entries {
+        let ResolvedEntry::Path(p) = resolve(e, cx.cwd, cx.home, false) else { continue };
+        let mut cur = PathBuf::new();
+        for c in p.components() {
+            cur.push(c);
+            if !cur.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                continue;
+            }
+            let link_at = cur.parent().map(canonical).unwrap_or_default();
+            if let Some(tree) = write.iter().find(|w| crate::policy::under(&link_at, w)) {
+                return Err(LaunchError::PlantedSymlink { key, entry: p.clone(), link: cur, tree: tree.clone() });
+            }
+        }
+    }
+    Ok(())
 }
 
 fn expand_all(entries: &[PathEntry], cx: &Context<'_>, globs: bool) -> Vec<PathBuf> {

@@ -86,6 +86,17 @@ pub enum Rule {
     TcpOnly {
         unix: bool,
     },
+    /// socketpair(): AF_UNIX only; unless `any_type`, only SOCK_STREAM and SOCK_SEQPACKET
+    /// (a datagram socket can `sendto` any host socket path, and be bound to receive).
+    UnixPair {
+        any_type: bool,
+    },
+    /// ioctl(): the request (32-bit compare) in `refuse` fails with EPERM, in `notify` goes
+    /// to the supervisor, anything else is allowed.
+    Ioctl {
+        refuse: Vec<u32>,
+        notify: Vec<u32>,
+    },
     /// `then` when argument `arg` equals one of `values`, else `otherwise`.
     OneOf {
         arg: u32,
@@ -106,6 +117,16 @@ pub struct FilterOptions {
     pub mediate_connect: bool,
     /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
     pub allow_unix_sockets: bool,
+    /// Metadata calls go to the supervisor (landlock mode: no read-only mounts).
+    pub mediate_metadata: bool,
+    /// The command shares the host's network and IPC namespaces (landlock mode): `listen`
+    /// (which binds an ephemeral port without `bind`, past Landlock) and System V IPC are
+    /// refused.
+    pub host_namespaces: bool,
+    /// `TIOCGPTPEER` goes to the supervisor (landlock mode: `/dev/pts` is shared with other
+    /// sessions, so Landlock grants only the command's own terminals and the supervisor
+    /// opens the ptys the command allocated).
+    pub mediate_ptys: bool,
 }
 
 /// The rule table: pure, unit-tested, and what `srt explain` prints.
@@ -128,9 +149,22 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     if let Some(nr) = arch.nr("clone") {
         out.push(("clone", nr, Rule::AnyBit { arg: 0, mask: NAMESPACE_FLAGS, then: eperm, otherwise: Action::Allow }));
     }
+    // inode flags and attributes (chattr): not covered by Landlock, rarely needed by agents
+    if let Some(nr) = arch.nr("file_setattr") {
+        out.push(("file_setattr", nr, Rule::Always(eperm)));
+    }
     if let Some(nr) = arch.nr("ioctl") {
-        let values = vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
-        out.push(("ioctl", nr, Rule::OneOf { arg: 1, values, then: eperm, otherwise: Action::Allow }));
+        let refuse = vec![
+            libc::TIOCSTI as u32,
+            libc::TIOCLINUX as u32,
+            FS_IOC_SETFLAGS,
+            FS_IOC32_SETFLAGS,
+            FS_IOC_SETVERSION,
+            FS_IOC32_SETVERSION,
+            FS_IOC_FSSETXATTR,
+        ];
+        let notify = if opts.mediate_ptys { vec![TIOCGPTPEER] } else { vec![] };
+        out.push(("ioctl", nr, Rule::Ioctl { refuse, notify }));
     }
     if let Some(nr) = arch.nr("socket") {
         if opts.tcp {
@@ -153,8 +187,14 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         }
     }
     if let Some(nr) = arch.nr("socketpair") {
-        let values = vec![libc::AF_UNIX as u32];
-        out.push(("socketpair", nr, Rule::OneOf { arg: 0, values, then: Action::Allow, otherwise: eperm }));
+        out.push(("socketpair", nr, Rule::UnixPair { any_type: opts.allow_unix_sockets }));
+    }
+    if opts.host_namespaces {
+        for name in std::iter::once(&"listen").chain(sysno::HOST_IPC) {
+            if let Some(nr) = arch.nr(name) {
+                out.push((*name, nr, Rule::Always(eperm)));
+            }
+        }
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
@@ -184,9 +224,26 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
                 out.push((*name, nr, Rule::Always(Action::Notify)));
             }
         }
+        if opts.mediate_metadata {
+            for name in sysno::METADATA {
+                if let Some(nr) = arch.nr(name) {
+                    out.push((*name, nr, Rule::Always(Action::Notify)));
+                }
+            }
+        }
     }
     out
 }
+
+/// asm-generic/ioctls.h: open the peer of a pty master.
+pub const TIOCGPTPEER: u32 = 0x5441;
+
+/// linux/fs.h: setting inode flags and attributes (`chattr`, `FS_IOC_SETVERSION`).
+pub const FS_IOC_SETFLAGS: u32 = 0x4008_6602;
+pub const FS_IOC32_SETFLAGS: u32 = 0x4004_6602;
+pub const FS_IOC_SETVERSION: u32 = 0x4008_7602;
+pub const FS_IOC32_SETVERSION: u32 = 0x4004_7602;
+pub const FS_IOC_FSSETXATTR: u32 = 0x401c_5820;
 
 /// CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME.
 pub const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
@@ -327,6 +384,45 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
                 stmt(BPF_RET_K, eperm),
                 stmt(BPF_RET_K, RET_ALLOW),
             ]);
+            b
+        }
+        Rule::UnixPair { any_type } => {
+            let eperm = Action::Errno(libc::EPERM).ret();
+            // 0: ld family; 1: jeq UNIX ? 2 : eperm; then either allow, or the type check
+            let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(0)), jump(BPF_JEQ_K, libc::AF_UNIX as u32, 0, 4)];
+            if *any_type {
+                b.truncate(1);
+                b.extend([
+                    jump(BPF_JEQ_K, libc::AF_UNIX as u32, 0, 1),
+                    stmt(BPF_RET_K, RET_ALLOW),
+                    stmt(BPF_RET_K, eperm),
+                ]);
+                return b;
+            }
+            // 2: ld type; 3: and 0xf; 4: jeq STREAM -> allow(7); 5: jeq SEQPACKET -> allow(7);
+            // 6: ret eperm; 7: ret allow
+            b.extend([
+                stmt(BPF_LD_W_ABS, arg_lo(1)),
+                stmt(BPF_ALU_AND_K, 0xf),
+                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 2, 0),
+                jump(BPF_JEQ_K, libc::SOCK_SEQPACKET as u32, 1, 0),
+                stmt(BPF_RET_K, eperm),
+                stmt(BPF_RET_K, RET_ALLOW),
+            ]);
+            b
+        }
+        Rule::Ioctl { refuse, notify } => {
+            let eperm = Action::Errno(libc::EPERM).ret();
+            let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(1))];
+            let n = refuse.len() + notify.len();
+            // each compare jumps to its return: after the remaining compares and `ret allow`
+            for (i, v) in refuse.iter().chain(notify).enumerate() {
+                let to_ret = if i < refuse.len() { n - i } else { n - i + 1 };
+                b.push(jump(BPF_JEQ_K, *v, to_ret as u8, 0));
+            }
+            b.push(stmt(BPF_RET_K, RET_ALLOW));
+            b.push(stmt(BPF_RET_K, eperm));
+            b.push(stmt(BPF_RET_K, RET_USER_NOTIF));
             b
         }
         Rule::OneOf { arg, values, then, otherwise } => {

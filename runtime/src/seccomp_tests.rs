@@ -1,7 +1,15 @@
 use super::*;
 
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
-    FilterOptions { mediate_fs, allow_unix_sockets, tcp: false, mediate_connect: false }
+    FilterOptions {
+        mediate_fs,
+        allow_unix_sockets,
+        tcp: false,
+        mediate_connect: false,
+        mediate_metadata: mediate_fs,
+        host_namespaces: true,
+        mediate_ptys: mediate_fs,
+    }
 }
 
 /// A tiny BPF interpreter for the instructions `assemble` emits, so the program's
@@ -57,7 +65,8 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
             Rule::Always(a) => a.ret(),
             Rule::AnyBit { otherwise, .. } => otherwise.ret(),
             Rule::AnyBitUnless { .. } => RET_ALLOW,
-            Rule::TcpOnly { .. } => RET_ERRNO | libc::EPERM as u32,
+            Rule::TcpOnly { .. } | Rule::UnixPair { .. } => RET_ERRNO | libc::EPERM as u32,
+            Rule::Ioctl { .. } => RET_ALLOW,
             Rule::OneOf { values, then, otherwise, .. } => {
                 if values.contains(&0) {
                     then.ret()
@@ -68,7 +77,7 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
         };
         assert_eq!(got, want, "{name}");
     }
-    assert!(prog.len() < 200, "program grew to {} instructions", prog.len());
+    assert!(prog.len() < 300, "program grew to {} instructions", prog.len());
     let listed: std::collections::HashSet<i64> = table.iter().map(|(_, nr, _)| *nr).collect();
     for nr in (0..500).filter(|n| !listed.contains(n)) {
         assert_eq!(run(&prog, arch.audit_arch, nr, [0; 6]), RET_ALLOW, "syscall {nr}");
@@ -111,11 +120,46 @@ fn sockets() {
     for fam in [libc::AF_INET, libc::AF_INET6, libc::AF_UNIX, libc::AF_NETLINK, libc::AF_PACKET, 40] {
         assert_eq!(decide(none, "socket", [fam as u64, 1, 0, 0, 0, 0]), EPERM, "family {fam}");
     }
-    assert_eq!(decide(none, "socketpair", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+    let pair = |o, t: i32| decide(o, "socketpair", [libc::AF_UNIX as u64, t as u64, 0, 0, 0, 0]);
+    assert_eq!(pair(none, libc::SOCK_STREAM), RET_ALLOW);
+    assert_eq!(pair(none, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC), RET_ALLOW);
+    assert_eq!(pair(none, libc::SOCK_DGRAM), EPERM, "a datagram pair can reach host sockets by path");
+    assert_eq!(pair(none, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK), EPERM);
     assert_eq!(decide(none, "socketpair", [libc::AF_INET as u64, 1, 0, 0, 0, 0]), EPERM);
     let unix = opts(false, true);
     assert_eq!(decide(unix, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
     assert_eq!(decide(unix, "socket", [libc::AF_INET as u64, 1, 0, 0, 0, 0]), EPERM);
+    assert_eq!(pair(unix, libc::SOCK_DGRAM), RET_ALLOW, "allowAllUnixSockets");
+    assert_eq!(decide(unix, "socketpair", [libc::AF_INET as u64, 1, 0, 0, 0, 0]), EPERM);
+}
+
+#[test]
+fn host_namespaces_refuse_listen_and_sysv_ipc() {
+    let shared = opts(true, false);
+    let own = FilterOptions { host_namespaces: false, mediate_metadata: false, ..shared };
+    for name in ["listen", "msgget", "msgsnd", "shmget", "shmat", "semget", "mq_open"] {
+        assert_eq!(decide(shared, name, [0; 6]), EPERM, "{name}");
+        assert_eq!(decide(own, name, [0; 6]), RET_ALLOW, "{name} in namespace mode");
+    }
+    assert_eq!(decide(shared, "fchmod", [0; 6]), RET_USER_NOTIF);
+    assert_eq!(decide(own, "fchmod", [0; 6]), RET_ALLOW, "read-only mounts judge metadata");
+    assert_eq!(decide(own, "mkdirat", [0; 6]), RET_USER_NOTIF);
+}
+
+#[test]
+fn inode_flags_are_refused() {
+    let o = opts(false, false);
+    for cmd in [FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION] {
+        assert_eq!(decide(o, "ioctl", [3, u64::from(cmd), 0, 0, 0, 0]), EPERM, "{cmd:#x}");
+        assert_eq!(decide(o, "ioctl", [3, u64::from(cmd) | 1 << 32, 0, 0, 0, 0]), EPERM, "{cmd:#x} high bits");
+    }
+    assert_eq!(decide(o, "ioctl", [3, 0x8008_6601, 0, 0, 0, 0]), RET_ALLOW, "FS_IOC_GETFLAGS");
+    assert_eq!(decide(o, "file_setattr", [0; 6]), EPERM);
+    let peer = [3, u64::from(TIOCGPTPEER), 0, 0, 0, 0];
+    assert_eq!(decide(opts(true, false), "ioctl", peer), RET_USER_NOTIF, "landlock mode: the supervisor opens peers");
+    assert_eq!(decide(opts(false, false), "ioctl", peer), RET_ALLOW);
+    assert_eq!(decide(opts(true, false), "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(opts(true, false), "ioctl", [0, libc::TCGETS, 0, 0, 0, 0]), RET_ALLOW);
 }
 
 #[test]
@@ -139,7 +183,7 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
 
 #[test]
 fn tcp_only_sockets_and_mediated_connect() {
-    let o = FilterOptions { mediate_fs: true, allow_unix_sockets: false, tcp: true, mediate_connect: true };
+    let o = FilterOptions { tcp: true, mediate_connect: true, ..opts(true, false) };
     let sock = |f: i32, t: i32, p: i32| decide(o, "socket", [f as u64, t as u64, p as u64, 0, 0, 0]);
     assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, 0), RET_ALLOW);
     assert_eq!(

@@ -1,0 +1,510 @@
+//! Opens for writing, and every call that makes, removes or moves a name. Each reads its
+//! path arguments once, resolves them to descriptors of ours ([`super::resolve`]), asks
+//! [`crate::name_rules`] about the real locations and performs what is allowed on those
+//! descriptors. What it does not grant, the kernel judges (`CONTINUE`) or is refused.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use super::resolve::{self, Target, Why};
+use super::sys::{self, Errno};
+use super::tracee::Base;
+use super::{Call, Outcome};
+use crate::name_rules::{self, Existing, Kind, Verdict};
+
+fn base(dirfd: i32) -> Base {
+    if dirfd == libc::AT_FDCWD {
+        Base::Cwd
+    } else {
+        Base::Fd(dirfd)
+    }
+}
+
+fn kind_of(st: &libc::stat) -> Kind {
+    match sys::file_type(st) {
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFLNK => Kind::Symlink,
+        libc::S_IFREG => Kind::File,
+        _ => Kind::Special,
+    }
+}
+
+/// `Err` carries the finished outcome: an error for the command, or CONTINUE where only the
+/// kernel can judge.
+type Step<T> = Result<T, Outcome>;
+
+fn why(w: Why) -> Outcome {
+    match w {
+        Why::Unresolvable => Outcome::Continue,
+        Why::Errno(e) => Outcome::Fail(e),
+    }
+}
+
+fn fail(e: Errno) -> Outcome {
+    Outcome::Fail(e)
+}
+
+impl Call<'_> {
+    fn path_arg(&self, addr: u64) -> Step<CString> {
+        self.t.read_path(addr).map_err(fail)
+    }
+
+    /// Resolves the parent of a path argument; the notification must still be pending.
+    fn target(&self, dirfd: i32, raw: &CStr) -> Step<Target> {
+        let t = resolve::parent(&self.t, base(dirfd), raw.to_bytes()).map_err(why)?;
+        if !self.valid() {
+            return Err(Outcome::Gone);
+        }
+        Ok(t)
+    }
+
+    fn refuse(&self, t: &Target, rule: &'static str) -> Outcome {
+        self.note(&t.path, rule);
+        Outcome::Fail(libc::EACCES)
+    }
+
+    fn mode(&self, mode: u32) -> u32 {
+        mode & 0o7777 & !self.t.umask()
+    }
+
+    pub(super) fn open(&self, dirfd: i32, addr: u64, flags: i32, mode: u32) -> Outcome {
+        self.open_inner(dirfd, addr, flags, mode).unwrap_or_else(|o| o)
+    }
+
+    fn open_inner(&self, dirfd: i32, addr: u64, flags: i32, mode: u32) -> Step<Outcome> {
+        if flags & libc::O_PATH != 0 {
+            return Ok(Outcome::Continue);
+        }
+        let raw = self.path_arg(addr)?;
+        // reopening one of its own descriptors: the kernel judges the object it reaches
+        if resolve::descriptor_alias(raw.to_bytes()).is_some() {
+            return Ok(Outcome::Continue);
+        }
+        if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+            return self.open_tmpfile(dirfd, &raw, flags, mode);
+        }
+        let t = self.target(dirfd, &raw)?;
+        let accmode = flags & libc::O_ACCMODE;
+        let reads = accmode == libc::O_RDWR || accmode == libc::O_RDONLY;
+        match sys::lstat_at(t.parent.as_fd(), &t.name) {
+            Ok(st) => match sys::file_type(&st) {
+                libc::S_IFREG => {
+                    if flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL {
+                        return Err(fail(libc::EEXIST));
+                    }
+                    let writes = accmode != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+                    if writes && !self.sup.policy.can_write(&t.path) {
+                        return Ok(self.refuse(&t, "not writable by the policy"));
+                    }
+                    if reads && !self.sup.policy.can_read(&t.path) {
+                        return Ok(self.refuse(&t, "denyRead"));
+                    }
+                    self.open_existing(&t, flags)
+                }
+                libc::S_IFIFO => self.open_fifo(&t, flags),
+                libc::S_IFCHR if self.sup.mediate_ptys => Ok(self.open_pty(&t, flags)),
+                // the kernel follows symlinks and judges the target; directories, devices
+                // and sockets it answers itself (and devices may block: not in here)
+                _ => Ok(Outcome::Continue),
+            },
+            Err(libc::ENOENT) if flags & libc::O_CREAT != 0 => {
+                match name_rules::create(&self.sup.policy, &t.path, Kind::File) {
+                    Verdict::Allow => {}
+                    Verdict::Refuse(r) => return Ok(self.refuse(&t, r)),
+                    Verdict::InstallGitConfig => {
+                        return Ok(self.refuse(&t, "a git config is only installed whole, by rename"))
+                    }
+                }
+                if reads && !self.sup.policy.can_read(&t.path) {
+                    return Ok(self.refuse(&t, "denyRead"));
+                }
+                let how = (flags & !libc::O_TRUNC) | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+                match sys::open_entry(t.parent.as_fd(), &t.name, how, u64::from(self.mode(mode))) {
+                    Ok(file) => {
+                        if let Ok(st) = sys::fstat(file.as_fd()) {
+                            self.made(&st);
+                        }
+                        self.note(&t.path, "created");
+                        Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
+                    }
+                    // something appeared there meanwhile (the command's own doing): the
+                    // kernel sorts it out
+                    Err(libc::EEXIST | libc::ELOOP) if flags & libc::O_EXCL == 0 => Ok(Outcome::Continue),
+                    Err(e) => Err(fail(e)),
+                }
+            }
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    fn open_existing(&self, t: &Target, flags: i32) -> Step<Outcome> {
+        let how = (flags & !(libc::O_TRUNC | libc::O_CREAT | libc::O_EXCL)) | libc::O_NOFOLLOW;
+        let file = match sys::open_entry(t.parent.as_fd(), &t.name, how, 0) {
+            Ok(f) => f,
+            Err(libc::ELOOP) => return Ok(Outcome::Continue),
+            Err(e) => return Err(fail(e)),
+        };
+        let st = sys::fstat(file.as_fd()).map_err(fail)?;
+        self.check_single_name(&st)?;
+        if flags & libc::O_TRUNC != 0 && sys::file_type(&st) == libc::S_IFREG {
+            // SAFETY: plain syscall on a descriptor we own.
+            if unsafe { libc::ftruncate(file.as_raw_fd(), 0) } < 0 {
+                return Err(fail(sys::last_errno()));
+            }
+        }
+        self.note(&t.path, "opened");
+        Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
+    }
+
+    /// A FIFO is opened without blocking a worker: a write-only open with no reader yet is
+    /// retried until one appears or the command stops waiting, as the kernel would block it.
+    fn open_fifo(&self, t: &Target, flags: i32) -> Step<Outcome> {
+        let accmode = flags & libc::O_ACCMODE;
+        if accmode != libc::O_RDONLY && !self.sup.policy.can_write(&t.path) {
+            return Ok(Outcome::Continue);
+        }
+        let how = (flags & !(libc::O_TRUNC | libc::O_CREAT | libc::O_EXCL)) | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let started = Instant::now();
+        loop {
+            match sys::open_entry(t.parent.as_fd(), &t.name, how, 0) {
+                Ok(f) => {
+                    if flags & libc::O_NONBLOCK == 0 {
+                        sys::set_nonblocking(f.as_fd(), false);
+                    }
+                    self.note(&t.path, "fifo opened");
+                    return Ok(Outcome::Fd { fd: f, cloexec: flags & libc::O_CLOEXEC != 0 });
+                }
+                Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => {
+                    if !self.valid() {
+                        return Err(Outcome::Gone);
+                    }
+                    let waited = started.elapsed();
+                    std::thread::sleep(if waited < Duration::from_millis(50) {
+                        Duration::from_millis(1)
+                    } else {
+                        Duration::from_millis(20)
+                    });
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        }
+    }
+
+    fn open_tmpfile(&self, dirfd: i32, raw: &CStr, flags: i32, mode: u32) -> Step<Outcome> {
+        let (dir, path) = resolve::directory(&self.t, base(dirfd), raw.to_bytes()).map_err(why)?;
+        if !self.valid() {
+            return Err(Outcome::Gone);
+        }
+        // an unnamed file: it gets a name only through linkat, which comes back here
+        if !self.sup.policy.can_write(&path.join("#tmpfile")) {
+            return Ok(Outcome::Continue);
+        }
+        let file = sys::openat2(Some(dir.as_fd()), c".", flags, u64::from(self.mode(mode)), sys::RESOLVE_BENEATH)
+            .map_err(fail)?;
+        Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
+    }
+
+    /// A regular file with several names may be reachable from somewhere the policy
+    /// protects; only the kernel's path-based Landlock check may decide for it.
+    fn check_single_name(&self, st: &libc::stat) -> Step<()> {
+        let key = (st.st_dev, st.st_ino);
+        if self.sup.protected.contains(&key) {
+            return Err(fail(libc::EACCES));
+        }
+        let linked = self.sup.linked.lock().is_ok_and(|l| l.contains(&key));
+        if sys::file_type(st) == libc::S_IFREG && st.st_nlink > 1 && !linked {
+            return Err(Outcome::Continue);
+        }
+        Ok(())
+    }
+
+    /// Runs a name rule; the target must not exist yet.
+    fn creating(&self, t: &Target, kind: Kind) -> Step<()> {
+        match sys::lstat_at(t.parent.as_fd(), &t.name) {
+            Ok(_) => return Err(fail(libc::EEXIST)),
+            Err(libc::ENOENT) => {}
+            Err(e) => return Err(fail(e)),
+        }
+        match name_rules::create(&self.sup.policy, &t.path, kind) {
+            Verdict::Allow => Ok(()),
+            Verdict::Refuse(r) => Err(self.refuse(t, r)),
+            Verdict::InstallGitConfig => Err(self.refuse(t, "a git config is only installed whole, by rename")),
+        }
+    }
+
+    fn record_made(&self, t: &Target) {
+        if let Ok(st) = sys::lstat_at(t.parent.as_fd(), &t.name) {
+            self.made(&st);
+        }
+    }
+
+    pub(super) fn mkdir(&self, dirfd: i32, addr: u64, mode: u32) -> Outcome {
+        let run = || -> Step<Outcome> {
+            let raw = self.path_arg(addr)?;
+            let t = self.target(dirfd, &raw)?;
+            self.creating(&t, Kind::Dir)?;
+            // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+            let r = unsafe { libc::mkdirat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode)) };
+            sys::result(r.into()).map_err(fail)?;
+            self.record_made(&t);
+            self.note(&t.path, "created");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    pub(super) fn mknod(&self, dirfd: i32, addr: u64, mode: u32) -> Outcome {
+        let run = || -> Step<Outcome> {
+            let kind = match mode & libc::S_IFMT {
+                0 | libc::S_IFREG => Kind::File,
+                libc::S_IFIFO | libc::S_IFSOCK => Kind::Special,
+                // devices: refused by Landlock (no MakeChar/MakeBlock right) and by DAC
+                _ => return Ok(Outcome::Continue),
+            };
+            let raw = self.path_arg(addr)?;
+            let t = self.target(dirfd, &raw)?;
+            self.creating(&t, kind)?;
+            let m = (mode & libc::S_IFMT) | self.mode(mode);
+            // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+            let r = unsafe { libc::mknodat(t.parent.as_raw_fd(), t.name.as_ptr(), m, 0) };
+            sys::result(r.into()).map_err(fail)?;
+            self.record_made(&t);
+            self.note(&t.path, "created");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    pub(super) fn symlink(&self, target_addr: u64, dirfd: i32, addr: u64) -> Outcome {
+        let run = || -> Step<Outcome> {
+            let target = self.path_arg(target_addr)?;
+            let raw = self.path_arg(addr)?;
+            let t = self.target(dirfd, &raw)?;
+            self.creating(&t, Kind::Symlink)?;
+            // SAFETY: plain syscall with a live fd and NUL-terminated strings.
+            let r = unsafe { libc::symlinkat(target.as_ptr(), t.parent.as_raw_fd(), t.name.as_ptr()) };
+            sys::result(r.into()).map_err(fail)?;
+            self.record_made(&t);
+            self.note(&t.path, "created");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    pub(super) fn link(&self, dirfds: [i32; 2], addrs: [u64; 2], flags: i32) -> Outcome {
+        let run = || -> Step<Outcome> {
+            // the source is a descriptor or a followed symlink (O_TMPFILE publishing): the
+            // kernel judges where that object may get a name
+            if flags & (libc::AT_SYMLINK_FOLLOW | libc::AT_EMPTY_PATH) != 0 {
+                return Ok(Outcome::Continue);
+            }
+            let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
+            let src = self.target(dirfds[0], &old)?;
+            let dst = self.target(dirfds[1], &new)?;
+            let st = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
+            if sys::file_type(&st) == libc::S_IFDIR {
+                return Err(fail(libc::EPERM));
+            }
+            self.check_single_name(&st)?;
+            match sys::lstat_at(dst.parent.as_fd(), &dst.name) {
+                Ok(_) => return Err(fail(libc::EEXIST)),
+                Err(libc::ENOENT) => {}
+                Err(e) => return Err(fail(e)),
+            }
+            if let Verdict::Refuse(r) = name_rules::link(&self.sup.policy, &src.path, &dst.path) {
+                return Ok(self.refuse(&dst, r));
+            }
+            // SAFETY: plain syscall with live fds and NUL-terminated names.
+            let r = unsafe {
+                libc::linkat(src.parent.as_raw_fd(), src.name.as_ptr(), dst.parent.as_raw_fd(), dst.name.as_ptr(), 0)
+            };
+            sys::result(r.into()).map_err(fail)?;
+            if sys::file_type(&st) == libc::S_IFREG {
+                if let Ok(mut l) = self.sup.linked.lock() {
+                    l.insert((st.st_dev, st.st_ino));
+                }
+            }
+            self.note(&dst.path, "linked");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    pub(super) fn rename(&self, dirfds: [i32; 2], addrs: [u64; 2], flags: u32) -> Outcome {
+        let run = || -> Step<Outcome> {
+            if flags & libc::RENAME_WHITEOUT != 0 {
+                return Ok(Outcome::Continue);
+            }
+            let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
+            let src = self.target(dirfds[0], &old)?;
+            let dst = self.target(dirfds[1], &new)?;
+            let s = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
+            let d = match sys::lstat_at(dst.parent.as_fd(), &dst.name) {
+                Ok(d) => Some(d),
+                Err(libc::ENOENT) => None,
+                Err(e) => return Err(fail(e)),
+            };
+            if flags & libc::RENAME_NOREPLACE != 0 && d.is_some() {
+                return Err(fail(libc::EEXIST));
+            }
+            for st in std::iter::once(&s).chain(d.as_ref()) {
+                if self.sup.protected.contains(&(st.st_dev, st.st_ino)) {
+                    return Ok(self.refuse(&dst, "a second name of a protected file"));
+                }
+            }
+            let existing = |st: &libc::stat| Existing { made_by_run: self.made_by_run(st) };
+            let pol = &self.sup.policy;
+            let verdict =
+                name_rules::rename(pol, &src.path, existing(&s), kind_of(&s), &dst.path, d.as_ref().map(existing));
+            let verdict = match (flags & libc::RENAME_EXCHANGE != 0, verdict, &d) {
+                (true, Verdict::Allow, Some(d)) => {
+                    name_rules::rename(pol, &dst.path, existing(d), kind_of(d), &src.path, Some(existing(&s)))
+                }
+                (true, Verdict::Allow, None) => return Err(fail(libc::ENOENT)),
+                (true, Verdict::InstallGitConfig, _) => Verdict::Refuse("a git config is only installed by rename"),
+                (_, v, _) => v,
+            };
+            match verdict {
+                Verdict::Allow => {}
+                Verdict::Refuse(r) => return Ok(self.refuse(&dst, r)),
+                Verdict::InstallGitConfig => return self.install_git_config(&src, &s, &dst),
+            }
+            // SAFETY: plain syscall with live fds and NUL-terminated names.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    src.parent.as_raw_fd(),
+                    src.name.as_ptr(),
+                    dst.parent.as_raw_fd(),
+                    dst.name.as_ptr(),
+                    flags,
+                )
+            };
+            sys::result(r).map_err(fail)?;
+            if let (Some(d), false) = (&d, flags & libc::RENAME_EXCHANGE != 0) {
+                self.forget(d);
+            }
+            self.note(&dst.path, "renamed");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    /// `rename(config.lock, config)` into a git directory: the content is checked, and a
+    /// copy of it, in a file the command holds no descriptor of, is installed, so nothing
+    /// written to the source afterwards reaches the installed config.
+    fn install_git_config(&self, src: &Target, s: &libc::stat, dst: &Target) -> Step<Outcome> {
+        if sys::file_type(s) != libc::S_IFREG || s.st_nlink != 1 {
+            return Ok(self.refuse(dst, "a git config must be a plain file with one name"));
+        }
+        let file =
+            sys::open_entry(src.parent.as_fd(), &src.name, libc::O_RDONLY | libc::O_NOFOLLOW, 0).map_err(fail)?;
+        let text = read_capped(&file, crate::git_config::MAX_LEN).map_err(fail)?;
+        if let Err(refusal) = crate::git_config::check(&text) {
+            crate::warn!("refused to install {}: {refusal}", dst.path.display());
+            return Ok(self.refuse(dst, "git config content not allowed (see the warning)"));
+        }
+        let mode = u64::from(s.st_mode & 0o777);
+        let (tmp, out) = (1..=16)
+            .find_map(|i| {
+                let name = CString::new(format!(".srt-config-{}-{i}", std::process::id())).ok()?;
+                let how = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+                sys::open_entry(dst.parent.as_fd(), &name, how, mode).ok().map(|f| (name, f))
+            })
+            .ok_or_else(|| fail(libc::EEXIST))?;
+        let written = write_all(&out, &text);
+        // SAFETY: plain syscalls with live fds and NUL-terminated names.
+        let r = written.and_then(|()| {
+            sys::result(
+                unsafe {
+                    libc::renameat(dst.parent.as_raw_fd(), tmp.as_ptr(), dst.parent.as_raw_fd(), dst.name.as_ptr())
+                }
+                .into(),
+            )
+        });
+        if let Err(e) = r {
+            // SAFETY: removing our own temporary file.
+            unsafe { libc::unlinkat(dst.parent.as_raw_fd(), tmp.as_ptr(), 0) };
+            return Err(fail(e));
+        }
+        if let Ok(st) = sys::fstat(out.as_fd()) {
+            self.made(&st);
+        }
+        // the rename the command asked for also removes the source name
+        // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+        unsafe { libc::unlinkat(src.parent.as_raw_fd(), src.name.as_ptr(), 0) };
+        self.note(&dst.path, "git config checked and installed");
+        Ok(Outcome::Value(0))
+    }
+
+    pub(super) fn unlink(&self, dirfd: i32, addr: u64, flags: i32) -> Outcome {
+        let run = || -> Step<Outcome> {
+            let raw = self.path_arg(addr)?;
+            let t = self.target(dirfd, &raw)?;
+            let st = sys::lstat_at(t.parent.as_fd(), &t.name).map_err(fail)?;
+            let e = Existing { made_by_run: self.made_by_run(&st) };
+            if let Verdict::Refuse(r) = name_rules::remove(&self.sup.policy, &t.path, e) {
+                return Ok(self.refuse(&t, r));
+            }
+            // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+            let r = unsafe { libc::unlinkat(t.parent.as_raw_fd(), t.name.as_ptr(), flags & libc::AT_REMOVEDIR) };
+            sys::result(r.into()).map_err(fail)?;
+            self.forget(&st);
+            self.note(&t.path, "removed");
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+
+    pub(super) fn truncate(&self, addr: u64, len: i64) -> Outcome {
+        let run = || -> Step<Outcome> {
+            let raw = self.path_arg(addr)?;
+            let t = self.target(libc::AT_FDCWD, &raw)?;
+            if !self.sup.policy.can_write(&t.path) {
+                return Ok(self.refuse(&t, "not writable by the policy"));
+            }
+            let file = match sys::open_entry(t.parent.as_fd(), &t.name, libc::O_WRONLY | libc::O_NOFOLLOW, 0) {
+                Ok(f) => f,
+                Err(libc::ELOOP) => return Ok(Outcome::Continue),
+                Err(e) => return Err(fail(e)),
+            };
+            self.check_single_name(&sys::fstat(file.as_fd()).map_err(fail)?)?;
+            // SAFETY: plain syscall on a descriptor we own.
+            sys::result(unsafe { libc::ftruncate(file.as_raw_fd(), len) }.into()).map_err(fail)?;
+            Ok(Outcome::Value(0))
+        };
+        run().unwrap_or_else(|o| o)
+    }
+}
+
+fn read_capped(f: &OwnedFd, max: usize) -> Result<Vec<u8>, Errno> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        // SAFETY: reading into a local buffer of the given length.
+        let n = unsafe { libc::read(f.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            n if n < 0 => return Err(sys::last_errno()),
+            0 => return Ok(out),
+            n => {
+                out.extend_from_slice(&buf[..n as usize]);
+                if out.len() > max {
+                    return Err(libc::EFBIG);
+                }
+            }
+        }
+    }
+}
+
+fn write_all(f: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        // SAFETY: writing from a live slice of the given length.
+        let n = unsafe { libc::write(f.as_raw_fd(), data.as_ptr().cast(), data.len()) };
+        if n < 0 {
+            return Err(sys::last_errno());
+        }
+        data = &data[n as usize..];
+    }
+    Ok(())
+}
