@@ -23,6 +23,11 @@ extern "C" fn remove_scratch() {
 /// exits: fixtures shared through statics are never dropped, so they would otherwise stay
 /// behind after every run.
 pub fn scratch_dir(tag: &str) -> PathBuf {
+    scratch_dir_in(&std::env::temp_dir(), tag)
+}
+
+/// [`scratch_dir`] under `parent` instead of the temp directory (e.g. /dev/shm for a tmpfs).
+pub fn scratch_dir_in(parent: &Path, tag: &str) -> PathBuf {
     static REGISTER: Once = Once::new();
     // SAFETY: registers a plain extern "C" function that only touches a static Mutex.
     REGISTER.call_once(|| unsafe {
@@ -30,7 +35,7 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     });
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("srt-{tag}-{}-{n}", std::process::id()));
+    let dir = parent.join(format!("srt-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
