@@ -257,6 +257,8 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let route = (!namespaced).then(|| net.route());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
+    supervisor.native_rules =
+        prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
     reaper::become_subreaper()?;

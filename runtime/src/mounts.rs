@@ -34,12 +34,13 @@ pub struct MountView {
 }
 
 /// Which mounts the policy needs. Devices are special files, writable on a read-only mount,
-/// so they need none; `/dev/pts` gets its own instance.
+/// so they need none (only directories and regular files are kept); `/dev/pts` gets its
+/// own instance.
 pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
     let mut roots: Vec<&PathBuf> = policy
         .write
         .iter()
-        .filter(|p| !under(p, Path::new("/dev")))
+        .filter(|p| !under(p, Path::new("/dev/pts")))
         .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir() || m.is_file()))
         .collect();
     roots.sort_by_key(|p| p.as_os_str().len());

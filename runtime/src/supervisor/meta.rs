@@ -129,6 +129,15 @@ impl Call<'_> {
         if self.sup.protected.contains(&key) {
             return Err(eperm());
         }
+        let linked = self.sup.linked.lock().is_ok_and(|l| l.contains(&key));
+        if kind == libc::S_IFREG && st.st_nlink > 1 && !linked {
+            // another name may sit somewhere protected
+            return Err(eperm());
+        }
+        // judged before and nothing renamed, linked or removed since: the same answer
+        if self.sup.meta_ok.lock().is_ok_and(|m| m.contains(&key)) {
+            return Ok(());
+        }
         let path = sys::fd_path(obj.as_fd()).map_err(Outcome::Fail)?;
         if !path.as_os_str().as_encoded_bytes().starts_with(b"/") {
             return Err(eperm());
@@ -144,14 +153,14 @@ impl Call<'_> {
         if b == b"/proc" || b.starts_with(b"/proc/") {
             return Err(eperm());
         }
-        let linked = self.sup.linked.lock().is_ok_and(|l| l.contains(&key));
-        if kind == libc::S_IFREG && st.st_nlink > 1 && !linked {
-            // another name may sit somewhere protected
-            self.note(&path, "several hard links");
-            return Err(eperm());
-        }
         if self.sup.policy.can_write(&path) || (self.sup.policy.in_write_tree(&path) && self.made_by_run(&st)) {
             self.note(&path, "allowed");
+            if let Ok(mut m) = self.sup.meta_ok.lock() {
+                if m.len() >= 100_000 {
+                    m.clear();
+                }
+                m.insert(key);
+            }
             return Ok(());
         }
         self.note(&path, "not writable by the policy");
@@ -172,11 +181,25 @@ impl Op {
         // SAFETY (all arms): plain syscalls on descriptors and buffers owned here.
         let r = unsafe {
             match &self {
-                Op::Chmod(mode) => libc::fchmodat(libc::AT_FDCWD, at.as_ptr(), *mode & 0o7777, 0) as libc::c_long,
+                Op::Chmod(mode) => {
+                    // fchmodat2 (6.6) acts on the O_PATH descriptor directly; older kernels
+                    // go through its /proc/self/fd link
+                    let r = libc::syscall(FCHMODAT2, fd, c"".as_ptr(), *mode & 0o7777, libc::AT_EMPTY_PATH);
+                    if r < 0 && matches!(sys::last_errno(), libc::ENOSYS | libc::EINVAL) {
+                        libc::fchmodat(libc::AT_FDCWD, at.as_ptr(), *mode & 0o7777, 0) as libc::c_long
+                    } else {
+                        r
+                    }
+                }
                 Op::Chown(u, g) => libc::fchownat(fd, c"".as_ptr(), *u, *g, libc::AT_EMPTY_PATH) as libc::c_long,
                 Op::Times(t) => {
                     let ptr = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
-                    libc::utimensat(libc::AT_FDCWD, at.as_ptr(), ptr, 0) as libc::c_long
+                    let r = libc::utimensat(fd, c"".as_ptr(), ptr, libc::AT_EMPTY_PATH) as libc::c_long;
+                    if r < 0 && matches!(sys::last_errno(), libc::EINVAL | libc::EBADF) {
+                        libc::utimensat(libc::AT_FDCWD, at.as_ptr(), ptr, 0) as libc::c_long
+                    } else {
+                        r
+                    }
                 }
                 Op::SetXattr(n, v, f) => {
                     libc::setxattr(at.as_ptr(), n.as_ptr(), v.as_ptr().cast(), v.len(), *f) as libc::c_long
@@ -190,6 +213,9 @@ impl Op {
         }
     }
 }
+
+/// fchmodat2(2), the same number on every architecture (newer than the libc crate's tables).
+const FCHMODAT2: libc::c_long = 452;
 
 enum Unit {
     Timespec,

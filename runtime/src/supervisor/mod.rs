@@ -14,11 +14,13 @@
 //! command's Landlock domain (opens and name operations the supervisor would not grant),
 //! never for metadata and never for a connect. Whatever it cannot classify is refused.
 //!
-//! Several worker threads answer notifications, so one slow call (a FIFO waiting for a
-//! reader) never stalls the others, and the main thread's signal handling never waits.
+//! One receiver answers notifications inline; a watchdog adds receivers when calls get
+//! stuck (a FIFO waiting for a reader), so one slow call never stalls the others, and the
+//! main thread's signal handling never waits for any of them.
 
 mod meta;
 mod names;
+mod native;
 mod pty;
 mod resolve;
 mod sys;
@@ -67,6 +69,20 @@ pub struct Supervisor {
     pub mediate_ptys: bool,
     /// The ptys the command allocated: index and our copy of the master.
     ptys: Mutex<Vec<(u32, OwnedFd)>>,
+    /// (dev, ino) of the Landlock rules that grant writing: below these the kernel judges
+    /// every name operation exactly as the policy would ([`native`]).
+    pub native_rules: HashSet<(u64, u64)>,
+    /// Directories found to be below such a rule, or not. Cleared whenever a directory may
+    /// have moved (any rename or rmdir), since that changes what lies above it.
+    native_dirs: Mutex<std::collections::HashMap<(u64, u64), bool>>,
+    /// Inodes whose metadata the command may change, as judged by path once; cleared by any
+    /// rename, link or unlink (the only ways an inode's names change under us).
+    meta_ok: Mutex<HashSet<(u64, u64)>>,
+    /// Working directory per thread id, for the fast path ([`native`]).
+    cwds: Mutex<std::collections::HashMap<u32, Arc<OwnedFd>>>,
+    /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
+    /// calls umask(2) (trapped for this reason only).
+    umasks: Mutex<std::collections::HashMap<u32, u32>>,
 }
 
 /// One notification being handled.
@@ -104,6 +120,29 @@ impl Call<'_> {
         self.sup.made.lock().is_ok_and(|m| m.contains(&(st.st_dev, st.st_ino)))
     }
 
+    /// The command's umask, applied to modes of what is made on its behalf.
+    fn umask(&self) -> u32 {
+        const MAX_CACHED: usize = 4096;
+        if let Some(m) = self.sup.umasks.lock().ok().and_then(|c| c.get(&self.req.pid).copied()) {
+            return m;
+        }
+        let m = self.t.read_umask();
+        if let Ok(mut c) = self.sup.umasks.lock() {
+            if c.len() >= MAX_CACHED {
+                c.clear();
+            }
+            c.insert(self.req.pid, m);
+        }
+        m
+    }
+
+    fn umask_changes(&self) -> Outcome {
+        if let Ok(mut c) = self.sup.umasks.lock() {
+            c.clear();
+        }
+        Outcome::Continue
+    }
+
     fn forget(&self, st: &libc::stat) {
         if let Ok(mut m) = self.sup.made.lock() {
             m.remove(&(st.st_dev, st.st_ino));
@@ -131,6 +170,11 @@ impl Supervisor {
             route,
             mediate_ptys: false,
             ptys: Mutex::default(),
+            umasks: Mutex::default(),
+            native_rules: HashSet::new(),
+            native_dirs: Mutex::default(),
+            cwds: Mutex::default(),
+            meta_ok: Mutex::default(),
         }
     }
 
@@ -139,10 +183,16 @@ impl Supervisor {
         // Linux >= 6.6: the answer wakes the command on the CPU that answered instead of
         // sending a wake-up to another CPU, which on a VM costs 40-180 µs per round trip
         // instead of ~6 µs. Older kernels refuse the flag; they are only slower.
-        notify::set_sync_wakeup(listener.as_fd());
-        let pool = Arc::new(Pool { sup: self, listener, idle: AtomicUsize::new(0), total: AtomicUsize::new(0) });
-        Pool::spawn(&pool)?;
-        Pool::spawn(&pool)
+        let sync = notify::set_sync_wakeup(listener.as_fd());
+        tracing::debug!(sync, "supervisor listener");
+        let pool = Arc::new(Pool {
+            sup: self,
+            listener,
+            idle: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+        });
+        Pool::start(&pool)
     }
 
     fn handle(&self, listener: BorrowedFd<'_>, req: &Notif) {
@@ -197,6 +247,8 @@ impl Call<'_> {
             "truncate" => self.truncate(a[0], a[1] as i64),
             "connect" => self.connect(fd(a[0]), a[1], a[2]),
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
+            "umask" => self.umask_changes(),
+            "chdir" | "fchdir" => self.directory_changes(),
             other => self.metadata(other),
         }
     }
@@ -234,19 +286,35 @@ impl Call<'_> {
     }
 }
 
-/// The worker threads. Each blocks in `SECCOMP_IOCTL_NOTIF_RECV`; when the last idle one
-/// takes a notification, another is started, up to [`MAX_WORKERS`], so a call that waits
-/// (a FIFO open) never holds up the rest.
+/// The receiving threads. One is the fast path: it polls the listener (with the
+/// synchronous wake-up the kernel hands the notification over on the same CPU), receives
+/// and answers inline. A watchdog adds another whenever every receiver has been inside
+/// one call for [`STUCK`] (a FIFO waiting for a reader, a hung network filesystem), up to
+/// [`MAX_WORKERS`], so a slow call never holds up the rest and signals are never delayed
+/// (the main thread handles those).
 struct Pool {
     sup: Supervisor,
     listener: OwnedFd,
     idle: AtomicUsize,
     total: AtomicUsize,
+    /// Calls answered so far: the watchdog's sign of progress.
+    done: AtomicUsize,
 }
 
 const MAX_WORKERS: usize = 64;
+const STUCK: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Pool {
+    fn start(pool: &Arc<Pool>) -> std::io::Result<()> {
+        Pool::spawn(pool)?;
+        let p = Arc::clone(pool);
+        std::thread::Builder::new()
+            .name("supervisor-watch".into())
+            .stack_size(64 * 1024)
+            .spawn(move || p.watch())
+            .map(drop)
+    }
+
     fn spawn(pool: &Arc<Pool>) -> std::io::Result<()> {
         if pool.total.fetch_add(1, Ordering::SeqCst) >= MAX_WORKERS {
             pool.total.fetch_sub(1, Ordering::SeqCst);
@@ -256,26 +324,95 @@ impl Pool {
         std::thread::Builder::new().name("supervisor".into()).stack_size(256 * 1024).spawn(move || p.work()).map(drop)
     }
 
+    fn watch(self: Arc<Self>) {
+        let mut last = usize::MAX;
+        loop {
+            std::thread::sleep(STUCK);
+            let done = self.done.load(Ordering::SeqCst);
+            if self.idle.load(Ordering::SeqCst) == 0 && done == last {
+                // the spawn only fails when the system is out of threads; the existing
+                // receivers go on serving, just with less concurrency
+                let _ = Pool::spawn(&self);
+            }
+            last = done;
+        }
+    }
+
     fn work(self: Arc<Self>) {
+        let mut follow = Follow::default();
         loop {
             self.idle.fetch_add(1, Ordering::SeqCst);
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&self.listener);
+            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: poll on one live descriptor.
+            let n = unsafe { libc::poll(&mut pfd, 1, -1) };
+            if n < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                self.idle.fetch_sub(1, Ordering::SeqCst);
+                if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                // no process is left under the filter
+                return;
+            }
             let req = notify::recv(self.listener.as_fd());
-            let idle = self.idle.fetch_sub(1, Ordering::SeqCst) - 1;
+            self.idle.fetch_sub(1, Ordering::SeqCst);
             match req {
                 Ok(req) => {
-                    if idle == 0 {
-                        // the spawn only fails when the system is out of threads; the
-                        // existing workers go on serving, just with less concurrency
-                        let _ = Pool::spawn(&self);
-                    }
+                    follow.note(req.pid);
                     self.sup.handle(self.listener.as_fd(), &req);
+                    self.done.fetch_add(1, Ordering::SeqCst);
                 }
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINTR)) => {}
                 Err(e) => {
-                    tracing::debug!("supervisor worker stops: {e}");
+                    tracing::debug!("supervisor receiver stops: {e}");
                     return;
                 }
             }
         }
     }
+}
+
+/// Keeps a receiver on the CPU of the thread it serves. The kernel hands a notification to
+/// the receiver on the trapping thread's CPU, but an idle CPU nearby pulls the receiver away
+/// before it runs, and an fd answer (ADDFD) wakes the command on its own CPU, so every
+/// round trip would cost two cross-CPU wake-ups (tens of µs each on a VM). Pinning the
+/// receiver to the CPU the command last ran on, re-checked now and then, avoids that; a
+/// command spread over several CPUs only gets what it had without this.
+#[derive(Default)]
+struct Follow {
+    pid: u32,
+    calls: u32,
+    cpu: Option<usize>,
+}
+
+impl Follow {
+    const RECHECK: u32 = 128;
+
+    fn note(&mut self, pid: u32) {
+        self.calls = self.calls.wrapping_add(1);
+        if pid == self.pid && !self.calls.is_multiple_of(Self::RECHECK) {
+            return;
+        }
+        self.pid = pid;
+        let Some(cpu) = last_cpu(pid) else { return };
+        if self.cpu == Some(cpu) {
+            return;
+        }
+        // SAFETY: an all-zero cpu_set_t is valid; CPU_SET writes within it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+                self.cpu = Some(cpu);
+            }
+        }
+    }
+}
+
+/// Field 39 of /proc/<pid>/stat: the CPU the thread last ran on.
+fn last_cpu(pid: u32) -> Option<usize> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the command name (field 2) may hold spaces and parentheses: count after its last ')'
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(36)?.parse().ok()
 }

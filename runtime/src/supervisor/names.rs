@@ -65,7 +65,7 @@ impl Call<'_> {
     }
 
     fn mode(&self, mode: u32) -> u32 {
-        mode & 0o7777 & !self.t.umask()
+        mode & 0o7777 & !self.umask()
     }
 
     pub(super) fn open(&self, dirfd: i32, addr: u64, flags: i32, mode: u32) -> Outcome {
@@ -83,6 +83,9 @@ impl Call<'_> {
         }
         if flags & libc::O_TMPFILE == libc::O_TMPFILE {
             return self.open_tmpfile(dirfd, &raw, flags, mode);
+        }
+        if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+            return Ok(Outcome::Continue);
         }
         let t = self.target(dirfd, &raw)?;
         let accmode = flags & libc::O_ACCMODE;
@@ -196,6 +199,9 @@ impl Call<'_> {
         if !self.valid() {
             return Err(Outcome::Gone);
         }
+        if self.native_dir(dir.as_fd()) {
+            return Ok(Outcome::Continue);
+        }
         // an unnamed file: it gets a name only through linkat, which comes back here
         if !self.sup.policy.can_write(&path.join("#tmpfile")) {
             return Ok(Outcome::Continue);
@@ -217,6 +223,12 @@ impl Call<'_> {
             return Err(Outcome::Continue);
         }
         Ok(())
+    }
+
+    /// Both paths of a link or rename end in directories below write rules.
+    fn both_native(&self, dirfds: [i32; 2], old: &CStr, new: &CStr) -> bool {
+        self.native_parent(base(dirfds[0]), old.to_bytes()) == Some(true)
+            && self.native_parent(base(dirfds[1]), new.to_bytes()) == Some(true)
     }
 
     /// Runs a name rule; the target must not exist yet.
@@ -242,6 +254,9 @@ impl Call<'_> {
     pub(super) fn mkdir(&self, dirfd: i32, addr: u64, mode: u32) -> Outcome {
         let run = || -> Step<Outcome> {
             let raw = self.path_arg(addr)?;
+            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+                return Ok(Outcome::Continue);
+            }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Dir)?;
             // SAFETY: plain syscall with a live fd and a NUL-terminated name.
@@ -263,6 +278,9 @@ impl Call<'_> {
                 _ => return Ok(Outcome::Continue),
             };
             let raw = self.path_arg(addr)?;
+            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+                return Ok(Outcome::Continue);
+            }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, kind)?;
             let m = (mode & libc::S_IFMT) | self.mode(mode);
@@ -280,6 +298,9 @@ impl Call<'_> {
         let run = || -> Step<Outcome> {
             let target = self.path_arg(target_addr)?;
             let raw = self.path_arg(addr)?;
+            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+                return Ok(Outcome::Continue);
+            }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Symlink)?;
             // SAFETY: plain syscall with a live fd and NUL-terminated strings.
@@ -300,6 +321,10 @@ impl Call<'_> {
                 return Ok(Outcome::Continue);
             }
             let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
+            self.names_changed();
+            if self.both_native(dirfds, &old, &new) {
+                return Ok(Outcome::Continue);
+            }
             let src = self.target(dirfds[0], &old)?;
             let dst = self.target(dirfds[1], &new)?;
             let st = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
@@ -337,6 +362,10 @@ impl Call<'_> {
                 return Ok(Outcome::Continue);
             }
             let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
+            self.directories_moved();
+            if self.both_native(dirfds, &old, &new) {
+                return Ok(Outcome::Continue);
+            }
             let src = self.target(dirfds[0], &old)?;
             let dst = self.target(dirfds[1], &new)?;
             let s = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
@@ -441,6 +470,14 @@ impl Call<'_> {
     pub(super) fn unlink(&self, dirfd: i32, addr: u64, flags: i32) -> Outcome {
         let run = || -> Step<Outcome> {
             let raw = self.path_arg(addr)?;
+            if flags & libc::AT_REMOVEDIR != 0 {
+                self.directories_moved();
+            } else {
+                self.names_changed();
+            }
+            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+                return Ok(Outcome::Continue);
+            }
             let t = self.target(dirfd, &raw)?;
             let st = sys::lstat_at(t.parent.as_fd(), &t.name).map_err(fail)?;
             let e = Existing { made_by_run: self.made_by_run(&st) };
@@ -460,6 +497,9 @@ impl Call<'_> {
     pub(super) fn truncate(&self, addr: u64, len: i64) -> Outcome {
         let run = || -> Step<Outcome> {
             let raw = self.path_arg(addr)?;
+            if self.native_parent(Base::Cwd, raw.to_bytes()) == Some(true) {
+                return Ok(Outcome::Continue);
+            }
             let t = self.target(libc::AT_FDCWD, &raw)?;
             if !self.sup.policy.can_write(&t.path) {
                 return Ok(self.refuse(&t, "not writable by the policy"));

@@ -10,7 +10,7 @@
 //! descriptor instead.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::PathBuf;
 
 use super::sys::{self, Errno};
@@ -79,6 +79,11 @@ fn split(raw: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// Opens the directory `dir` (a path of the command's, relative to `base`, or absolute).
 fn open_dir(t: &Tracee, base: Base, dir: &[u8]) -> Result<OwnedFd, Why> {
+    open_dir_from(t, base, None, dir)
+}
+
+/// As [`open_dir`], with the base directory already open (`from`) for relative paths.
+fn open_dir_from(t: &Tracee, base: Base, from: Option<BorrowedFd<'_>>, dir: &[u8]) -> Result<OwnedFd, Why> {
     let absolute = dir.first() == Some(&b'/');
     let rel: &[u8] = {
         let mut d = dir;
@@ -91,10 +96,17 @@ fn open_dir(t: &Tracee, base: Base, dir: &[u8]) -> Result<OwnedFd, Why> {
             d
         }
     };
-    let base = t.open_base(if absolute { Base::Root } else { base }).map_err(Why::Errno)?;
+    let opened;
+    let base = match (absolute, from) {
+        (false, Some(f)) => f,
+        _ => {
+            opened = t.open_base(if absolute { Base::Root } else { base }).map_err(Why::Errno)?;
+            opened.as_fd()
+        }
+    };
     let resolve = sys::RESOLVE_NO_MAGICLINKS | if absolute { sys::RESOLVE_IN_ROOT } else { 0 };
     let path = sys::cstr(rel)?;
-    sys::openat2(Some(base.as_fd()), &path, libc::O_PATH | libc::O_DIRECTORY, 0, resolve).map_err(|e| match e {
+    sys::openat2(Some(base), &path, libc::O_PATH | libc::O_DIRECTORY, 0, resolve).map_err(|e| match e {
         // a magic link on the way (or a symlink loop: the kernel would say ELOOP as well,
         // and leaving it to the kernel gives exactly that)
         libc::ELOOP | libc::EXDEV => Why::Unresolvable,
@@ -113,15 +125,35 @@ fn dir_path(fd: &OwnedFd) -> Result<PathBuf, Why> {
     Ok(p)
 }
 
-/// Resolves the parent of `raw` as the command would (relative to `base` unless absolute).
-pub fn parent(t: &Tracee, base: Base, raw: &[u8]) -> Result<Target, Why> {
+/// The parent directory of `raw`, opened as the command would reach it (relative to `base`
+/// unless absolute), and the last component.
+pub fn parent_dir<'a>(t: &Tracee, base: Base, raw: &'a [u8]) -> Result<(OwnedFd, &'a [u8]), Why> {
     if raw.is_empty() {
         return Err(Why::Errno(libc::ENOENT));
     }
     let (dir, name) = split(raw).ok_or(Why::Unresolvable)?;
-    let parent = open_dir(t, base, dir)?;
+    Ok((open_dir(t, base, dir)?, name))
+}
+
+/// As [`parent_dir`], for a relative path from an already open working directory.
+pub fn parent_dir_from<'a>(t: &Tracee, cwd: BorrowedFd<'_>, raw: &'a [u8]) -> Result<(OwnedFd, &'a [u8]), Why> {
+    if raw.is_empty() {
+        return Err(Why::Errno(libc::ENOENT));
+    }
+    let (dir, name) = split(raw).ok_or(Why::Unresolvable)?;
+    Ok((open_dir_from(t, Base::Cwd, Some(cwd), dir)?, name))
+}
+
+/// Names the real location of what [`parent_dir`] found.
+pub fn located(parent: OwnedFd, name: &[u8]) -> Result<Target, Why> {
     let path = dir_path(&parent)?.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name));
     Ok(Target { parent, name: sys::cstr(name)?, path })
+}
+
+/// Resolves the parent of `raw` as the command would (relative to `base` unless absolute).
+pub fn parent(t: &Tracee, base: Base, raw: &[u8]) -> Result<Target, Why> {
+    let (parent, name) = parent_dir(t, base, raw)?;
+    located(parent, name)
 }
 
 /// A whole directory path (for `O_TMPFILE`, whose path names the directory).

@@ -1,0 +1,122 @@
+//! The fast path. Below a Landlock rule that grants writing (an existing directory of an
+//! `allowWrite` tree that holds nothing protected: `src/`, `target/`, `node_modules/`), the
+//! kernel already judges every name operation exactly as the policy would, because the
+//! plan puts protected names only in directories it splits. There the supervisor answers
+//! `CONTINUE` after opening the parent directory, without naming its location or doing
+//! the work itself; it only performs operations in the split directories.
+//!
+//! `CONTINUE` is safe even when this check is wrong: the kernel then judges under the
+//! command's Landlock domain, which never allows more than the policy. A wrong answer can
+//! only turn a permitted operation into EACCES, and the cache is cleared whenever a
+//! directory may have moved.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+use super::resolve::{self, Why};
+use super::sys;
+use super::tracee::Base;
+use super::Call;
+
+/// Ancestors walked at most (deeper trees are judged the slow way).
+const MAX_DEPTH: usize = 256;
+/// Directories remembered at most; the cache starts over beyond this.
+const MAX_CACHED: usize = 100_000;
+
+impl Call<'_> {
+    /// Whether the parent directory of the command's path `raw` (relative to `base`) is
+    /// below a write rule. `None` when it cannot be opened (the slow path decides).
+    pub(super) fn native_parent(&self, base: Base, raw: &[u8]) -> Option<bool> {
+        if self.sup.native_rules.is_empty() {
+            return Some(false);
+        }
+        let found = match (base, raw.first()) {
+            (Base::Cwd, Some(&c)) if c != b'/' => {
+                let cwd = self.cached_cwd()?;
+                resolve::parent_dir_from(&self.t, cwd.as_fd(), raw)
+            }
+            _ => resolve::parent_dir(&self.t, base, raw),
+        };
+        let (dir, _) = match found {
+            Ok(d) => d,
+            Err(Why::Unresolvable | Why::Errno(_)) => return None,
+        };
+        Some(self.native_dir(dir.as_fd()))
+    }
+
+    /// The trapping thread's working directory, opened once per thread and kept until any
+    /// thread changes directory (chdir and fchdir are trapped for this only). Used only to
+    /// choose `CONTINUE`; operations the supervisor performs resolve afresh.
+    fn cached_cwd(&self) -> Option<Arc<OwnedFd>> {
+        if let Some(fd) = self.sup.cwds.lock().ok().and_then(|c| c.get(&self.req.pid).cloned()) {
+            return Some(fd);
+        }
+        let fd = Arc::new(self.t.open_base(Base::Cwd).ok()?);
+        if !self.valid() {
+            return None;
+        }
+        if let Ok(mut c) = self.sup.cwds.lock() {
+            if c.len() >= 4096 {
+                c.clear();
+            }
+            c.insert(self.req.pid, Arc::clone(&fd));
+        }
+        Some(fd)
+    }
+
+    /// chdir/fchdir: cached working directories may be wrong from now on.
+    pub(super) fn directory_changes(&self) -> super::Outcome {
+        if let Ok(mut c) = self.sup.cwds.lock() {
+            c.clear();
+        }
+        super::Outcome::Continue
+    }
+
+    pub(super) fn native_dir(&self, dir: BorrowedFd<'_>) -> bool {
+        let Ok(st) = sys::fstat(dir) else { return false };
+        let key = (st.st_dev, st.st_ino);
+        if let Some(v) = self.sup.native_dirs.lock().ok().and_then(|c| c.get(&key).copied()) {
+            return v;
+        }
+        let mut seen = vec![key];
+        let mut found = self.sup.native_rules.contains(&key);
+        let mut cur: Option<OwnedFd> = None;
+        while !found && seen.len() < MAX_DEPTH {
+            let from = cur.as_ref().map_or(dir, |c| c.as_fd());
+            let Ok(up) = sys::openat2(Some(from), c"..", libc::O_PATH | libc::O_DIRECTORY, 0, 0) else { break };
+            let Ok(ust) = sys::fstat(up.as_fd()) else { break };
+            let ukey = (ust.st_dev, ust.st_ino);
+            if seen.last() == Some(&ukey) {
+                break; // the root is its own parent
+            }
+            found = self.sup.native_rules.contains(&ukey);
+            seen.push(ukey);
+            cur = Some(up);
+        }
+        if let Ok(mut c) = self.sup.native_dirs.lock() {
+            if c.len() >= MAX_CACHED {
+                c.clear();
+            }
+            // every directory on the way lies below the same rule, or below none
+            for k in seen {
+                c.insert(k, found);
+            }
+        }
+        found
+    }
+
+    /// A directory may have moved: what lies above cached directories may have changed.
+    pub(super) fn directories_moved(&self) {
+        if let Ok(mut c) = self.sup.native_dirs.lock() {
+            c.clear();
+        }
+        self.names_changed();
+    }
+
+    /// A rename, link or unlink: metadata judgments made by path may be stale.
+    pub(super) fn names_changed(&self) {
+        if let Ok(mut m) = self.sup.meta_ok.lock() {
+            m.clear();
+        }
+    }
+}
