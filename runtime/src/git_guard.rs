@@ -24,9 +24,8 @@ pub enum Guard {
     Open,
     /// Never written, created, replaced or removed.
     Deny,
-    /// A git directory's `config`: one that existed at launch is never written (unless
-    /// `allowGitConfig`); a missing one may be installed whole, by a rename whose source
-    /// passed [`crate::git_config::check`].
+    /// A git directory's `config`: never written in place (unless `allowGitConfig`); it is
+    /// only replaced whole, by a rename whose source passed [`crate::git_config::check`].
     GitConfig,
     /// A `hooks` directory: may be created empty (`git init` does), never replaced.
     HooksDir,

@@ -91,7 +91,9 @@ pub fn rename(
     if let Some(r) = read_gain(pol, src, dst) {
         return Verdict::Refuse(r);
     }
-    if pol.guard(dst) == Guard::GitConfig && src_kind == Kind::File && dst_e.is_none_or(|e| e.made_by_run) {
+    // a config is replaced whole, and only by content that passes the allow-list, so it
+    // does not matter who wrote the one it replaces
+    if pol.guard(dst) == Guard::GitConfig && src_kind == Kind::File {
         return Verdict::InstallGitConfig;
     }
     if let Some(e) = dst_e {
@@ -186,10 +188,7 @@ mod tests {
         let (lock, cfg) = (p("/w/.git/config.lock"), p("/w/.git/config"));
         assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, NEW), Verdict::InstallGitConfig);
         assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, Some(MINE)), Verdict::InstallGitConfig);
-        assert!(
-            matches!(rename(&pol, &lock, MINE, Kind::File, &cfg, Some(OLD)), Verdict::Refuse(_)),
-            "existing config"
-        );
+        assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, Some(OLD)), Verdict::InstallGitConfig, "checked, whole");
         assert!(matches!(rename(&pol, &p("/w/d"), MINE, Kind::Dir, &cfg, NEW), Verdict::Refuse(_)));
         let allowed = FsPolicy { allow_git_config: true, ..pol };
         assert_eq!(rename(&allowed, &lock, MINE, Kind::File, &cfg, Some(OLD)), Verdict::Allow);

@@ -7,6 +7,7 @@
 mod escape {
     pub mod harness;
 
+    mod fast_path;
     mod fs_links;
     mod fs_metadata;
     mod fs_read;

@@ -377,11 +377,6 @@ impl Call<'_> {
             if flags & libc::RENAME_NOREPLACE != 0 && d.is_some() {
                 return Err(fail(libc::EEXIST));
             }
-            for st in std::iter::once(&s).chain(d.as_ref()) {
-                if self.sup.protected.contains(&(st.st_dev, st.st_ino)) {
-                    return Ok(self.refuse(&dst, "a second name of a protected file"));
-                }
-            }
             let existing = |st: &libc::stat| Existing { made_by_run: self.made_by_run(st) };
             let pol = &self.sup.policy;
             let verdict =
@@ -394,6 +389,14 @@ impl Call<'_> {
                 (true, Verdict::InstallGitConfig, _) => Verdict::Refuse("a git config is only installed by rename"),
                 (_, v, _) => v,
             };
+            // a protected inode must not get a new name or lose one; a git config install
+            // replaces the destination whole and never writes through it
+            let install = verdict == Verdict::InstallGitConfig;
+            for st in std::iter::once(&s).chain(d.as_ref().filter(|_| !install)) {
+                if self.sup.protected.contains(&(st.st_dev, st.st_ino)) {
+                    return Ok(self.refuse(&dst, "a second name of a protected file"));
+                }
+            }
             match verdict {
                 Verdict::Allow => {}
                 Verdict::Refuse(r) => return Ok(self.refuse(&dst, r)),
