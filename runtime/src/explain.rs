@@ -6,6 +6,7 @@ use settings_schema::Settings;
 
 use crate::error::LaunchError;
 use crate::launch::{self, MIN_ABI_FS};
+
 use crate::{seccomp, sysno};
 
 pub fn report(
@@ -66,62 +67,19 @@ pub fn report(
         let _ = writeln!(w, "  denied domains:  {}", settings.network.denied_domains.join(", "));
     }
     let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
-    let _ = writeln!(w, "\nfilesystem:");
-    if !p.fs_enabled {
-        let _ = writeln!(w, "  filesystem.disabled: no filesystem rules at all (reads and writes unrestricted)");
-    } else {
-        let _ = writeln!(w, "  reads: allowed everywhere except denyRead  [Landlock]");
-        for d in &p.policy.deny_read {
-            let _ = writeln!(w, "    deny read   {}", d.display());
-        }
-        for a in &p.policy.allow_read {
-            let _ = writeln!(w, "    allow read  {}", a.display());
-        }
-        let _ = writeln!(w, "  writes: only beneath these  [Landlock + supervisor]");
-        for d in &p.policy.write {
-            let _ = writeln!(w, "    allow write {}", d.display());
-        }
-        let _ = writeln!(w, "  never writable (denyWrite and mandatory denies; missing ones cannot be created)  [Landlock + supervisor]");
-        for d in &p.policy.deny_write {
-            let _ = writeln!(w, "    deny write  {}", d.display());
-        }
-        let _ = writeln!(w, "  Landlock rules: {}", p.plan.rules.len());
-        if !p.plan.split_write_dirs.is_empty() {
-            let _ =
-                writeln!(w, "  directories that hold a protected name; the supervisor creates, renames and removes");
-            let _ = writeln!(w, "  entries there on the command's behalf after checking the real location:");
-            for d in &p.plan.split_write_dirs {
-                let _ = writeln!(w, "    {}", d.display());
-            }
-        }
-        if !p.plan.split_read_dirs.is_empty() {
-            let _ = writeln!(
-                w,
-                "  LIMIT: these directories hold a denyRead entry, so files created in them during the run"
-            );
-            let _ = writeln!(w, "  cannot be read back by the command:");
-            for d in &p.plan.split_read_dirs {
-                let _ = writeln!(w, "    {}", d.display());
-            }
-        }
-        let _ = writeln!(w, "  metadata (chmod, chown, timestamps, xattrs): judged by the supervisor, which performs");
-        let _ = writeln!(w, "  permitted changes itself without capabilities  [supervisor]");
-        let _ = writeln!(
-            w,
-            "  LIMIT: O_NONBLOCK opens of existing files for writing are left to Landlock alone, so one cannot"
-        );
-        let _ = writeln!(
-            w,
-            "  write a file created during the run directly in a directory listed above (meant for ttys and fifos)."
-        );
-        let _ = writeln!(w, "  LIMIT: a file that already had several hard links at start is only writable where Landlock\n  itself allows it (links made during the run are tracked).");
-    }
+    crate::explain_fs::report(w, &p, settings_files);
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();
     for (name, _, rule) in seccomp::rules(&arch, p.filter) {
         let _ = writeln!(w, "  {name:<18} {}", describe(&rule));
     }
+    let ipc = if p.mode == launch::NetworkMode::Namespace {
+        "its own IPC namespace (System V IPC and POSIX message queues are private)"
+    } else {
+        "System V IPC and POSIX message queues refused (they would be the host's)"
+    };
     let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
+    let _ = writeln!(w, "  {ipc},");
     let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,");
     let _ = writeln!(w, "  private TMPDIR removed afterwards, descendants killed when the command exits.");
     Ok(o)

@@ -13,6 +13,7 @@ pub mod child;
 pub mod cli;
 pub mod error;
 pub mod explain;
+mod explain_fs;
 pub mod git_config;
 pub mod git_guard;
 pub mod landlock;
