@@ -213,11 +213,25 @@ fn explain_reports_mechanisms() {
     c.arg("explain").arg("-s").arg(d.0.join("s.json"));
     let (code, text) = out(c);
     assert_eq!(code, 0, "{text}");
-    for want in
-        ["kernel Landlock ABI:", "deny write  ", "/w/locked", "/w/.bashrc", "supervisor", "io_uring_setup", "LIMIT"]
-    {
+    for want in [
+        "kernel Landlock ABI:",
+        "protected:",
+        "(denyWrite)",
+        "/w/locked",
+        "(mandatory)",
+        "/w/.bashrc",
+        "(settings file)",
+        "git directory",
+        "hooks/",
+        "supervisor",
+        "io_uring_setup",
+        "LIMIT",
+    ] {
         assert!(text.contains(want), "explain lacks {want:?}:\n{text}");
     }
+    let line = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
+    assert!(line("/w/locked").contains("missing: refused if it is made during the run"), "{text}");
+    assert!(line("/s.json").contains("exists:"), "{text}");
     let mut c = with_settings(&d.0, BASE);
     c.arg("--explain");
     assert_eq!(out(c).0, 0);
