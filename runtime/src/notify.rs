@@ -54,6 +54,7 @@ const NOTIF_ADDFD: u64 = iow(3, std::mem::size_of::<NotifAddfd>());
 const NOTIF_SET_FLAGS: u64 = iow(4, std::mem::size_of::<u64>());
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
 const USER_NOTIF_FD_SYNC_WAKE_UP: libc::c_ulong = 1;
+const ADDFD_FLAG_SETFD: u32 = 1;
 const ADDFD_FLAG_SEND: u32 = 1 << 1;
 
 fn ioctl<T>(fd: BorrowedFd<'_>, req: u64, arg: &mut T) -> io::Result<libc::c_int> {
@@ -108,6 +109,19 @@ pub fn send_fd(fd: BorrowedFd<'_>, id: u64, src: BorrowedFd<'_>, cloexec: bool) 
         flags: ADDFD_FLAG_SEND,
         srcfd: src.as_raw_fd() as u32,
         newfd: 0,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    ioctl(fd, NOTIF_ADDFD, &mut a).map(drop)
+}
+
+/// Installs `src` in the target at descriptor number `at`, replacing what is there (Linux
+/// >= 5.9), without answering the syscall: the caller sends the result it wants.
+pub fn install_fd_at(fd: BorrowedFd<'_>, id: u64, src: BorrowedFd<'_>, at: i32, cloexec: bool) -> io::Result<()> {
+    let mut a = NotifAddfd {
+        id,
+        flags: ADDFD_FLAG_SETFD,
+        srcfd: src.as_raw_fd() as u32,
+        newfd: at as u32,
         newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
     };
     ioctl(fd, NOTIF_ADDFD, &mut a).map(drop)

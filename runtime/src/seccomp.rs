@@ -175,8 +175,12 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         }
     }
     if opts.mediate_connect {
-        if let Some(nr) = arch.nr("connect") {
-            out.push(("connect", nr, Rule::Always(Action::Notify)));
+        // setsockopt only so that the options can be carried over when the supervisor must
+        // replace the socket with its own connected one (it is continued)
+        for name in ["connect", "setsockopt"] {
+            if let Some(nr) = arch.nr(name) {
+                out.push((name, nr, Rule::Always(Action::Notify)));
+            }
         }
         // TCP Fast Open connects from sendto/sendmsg without a connect() to mediate
         let fastopen = libc::MSG_FASTOPEN as u32;

@@ -18,6 +18,7 @@
 //! stuck (a FIFO waiting for a reader), so one slow call never stalls the others, and the
 //! main thread's signal handling never waits for any of them.
 
+mod connect;
 mod meta;
 mod names;
 mod native;
@@ -78,6 +79,9 @@ pub struct Supervisor {
     /// Inodes whose metadata the command may change, as judged by path once; cleared by any
     /// rename, link or unlink (the only ways an inode's names change under us).
     meta_ok: Mutex<HashSet<(u64, u64)>>,
+    /// Socket options the command set, by socket inode, for sockets the supervisor replaces
+    /// with its own connected one ([`connect`]).
+    sockopts: Mutex<std::collections::HashMap<u64, Vec<(i32, i32, Vec<u8>)>>>,
     /// Working directory per thread id, for the fast path ([`native`]).
     cwds: Mutex<std::collections::HashMap<u32, Arc<OwnedFd>>>,
     /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
@@ -175,6 +179,7 @@ impl Supervisor {
             native_dirs: Mutex::default(),
             cwds: Mutex::default(),
             meta_ok: Mutex::default(),
+            sockopts: Mutex::default(),
         }
     }
 
@@ -246,42 +251,11 @@ impl Call<'_> {
             "rmdir" => self.unlink(cwd, a[0], libc::AT_REMOVEDIR),
             "truncate" => self.truncate(a[0], a[1] as i64),
             "connect" => self.connect(fd(a[0]), a[1], a[2]),
+            "setsockopt" => self.setsockopt(fd(a[0]), a[1] as i32, a[2] as i32, a[3], a[4]),
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
             "umask" => self.umask_changes(),
             "chdir" | "fchdir" => self.directory_changes(),
             other => self.metadata(other),
-        }
-    }
-
-    /// Routes a connect: to the proxy (performed here on the command's own socket, at an
-    /// address we hold, so changing the sockaddr in memory afterwards gains nothing), or
-    /// refused.
-    fn connect(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
-        use crate::net::{self, Verdict};
-        let Some(route) = self.sup.route else { return Outcome::Fail(libc::EACCES) };
-        if addr == 0 || !(2..=128).contains(&len) {
-            return Outcome::Fail(libc::EINVAL);
-        }
-        let sa = match self.t.read_bytes(addr, len as usize) {
-            Ok(sa) => sa,
-            Err(e) => return Outcome::Fail(e),
-        };
-        match net::judge(&route, &sa) {
-            Verdict::Refuse(e) => Outcome::Fail(e),
-            Verdict::Kernel => Outcome::Continue,
-            Verdict::Proxy { v6, port } => {
-                let sock = match net::take_socket(self.req.pid, sockfd) {
-                    Ok(s) => s,
-                    Err(e) => return Outcome::Fail(e),
-                };
-                if !self.valid() {
-                    return Outcome::Gone;
-                }
-                match net::connect_to_proxy(&sock, port, v6) {
-                    0 => Outcome::Value(0),
-                    e => Outcome::Fail(e),
-                }
-            }
         }
     }
 }

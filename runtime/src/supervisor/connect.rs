@@ -1,0 +1,128 @@
+//! Landlock mode's `connect()`: the command may reach only srt's proxy. The supervisor
+//! never lets the command's own call proceed to an address it checked (the command could
+//! change the sockaddr afterwards); it connects a socket itself, to an address it holds.
+//!
+//! Where `pidfd_getfd` is allowed, that socket is the command's own (taken with it), so
+//! every option the command set stays. Container runtimes' default seccomp profiles
+//! (containerd's and Docker's `RuntimeDefault`) refuse `pidfd_getfd` without
+//! `CAP_SYS_PTRACE`; there the supervisor connects a socket of its own and installs it at
+//! the command's descriptor number (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SETFD`, Linux >= 5.9),
+//! carrying over `O_NONBLOCK`, close-on-exec and the options the command set with
+//! `setsockopt` (trapped in landlock mode and recorded for this).
+
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+
+use super::{Call, Outcome};
+use crate::net::{self, Verdict};
+use crate::notify;
+
+/// Largest option value remembered (struct linger, timevals, ints fit).
+const MAX_OPTVAL: u64 = 256;
+/// Sockets whose options are remembered at most.
+const MAX_SOCKETS: usize = 4096;
+
+impl Call<'_> {
+    pub(super) fn connect(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
+        let Some(route) = self.sup.route else { return Outcome::Fail(libc::EACCES) };
+        if addr == 0 || !(2..=128).contains(&len) {
+            return Outcome::Fail(libc::EINVAL);
+        }
+        let sa = match self.t.read_bytes(addr, len as usize) {
+            Ok(sa) => sa,
+            Err(e) => return Outcome::Fail(e),
+        };
+        let (v6, port) = match net::judge(&route, &sa) {
+            Verdict::Refuse(e) => return Outcome::Fail(e),
+            Verdict::Kernel => return Outcome::Continue,
+            Verdict::Proxy { v6, port } => (v6, port),
+        };
+        match net::take_socket(self.req.pid, sockfd) {
+            Ok(sock) => {
+                if !self.valid() {
+                    return Outcome::Gone;
+                }
+                match net::connect_to_proxy(&sock, port, v6) {
+                    0 => Outcome::Value(0),
+                    e => Outcome::Fail(e),
+                }
+            }
+            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port),
+            Err(e) => Outcome::Fail(e),
+        }
+    }
+
+    /// Connects a socket of ours to the proxy and puts it where the command's socket was.
+    fn replace_socket(&self, sockfd: i32, v6: bool, port: u16) -> Outcome {
+        let Some(info) = fd_info(self.req.pid, sockfd) else { return Outcome::Fail(libc::EBADF) };
+        let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+        // SAFETY: plain syscall; the descriptor is owned below.
+        let raw = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Outcome::Fail(super::sys::last_errno());
+        }
+        // SAFETY: a fresh descriptor nobody else owns.
+        let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+        if let Some(opts) = self.sup.sockopts.lock().ok().and_then(|m| m.get(&info.ino).cloned()) {
+            for (level, name, value) in opts {
+                // options the supervisor may not set (privileged ones) fail here exactly
+                // as they failed for the command, which ignored or saw that error then
+                // SAFETY: the value buffer is live for the call.
+                unsafe { libc::setsockopt(raw, level, name, value.as_ptr().cast(), value.len() as libc::socklen_t) };
+            }
+        }
+        // to loopback the connection is made at once, so blocking here costs nothing and a
+        // non-blocking caller simply sees it completed (0), which POSIX allows
+        match net::connect_to_proxy(&sock, port, v6) {
+            0 => {}
+            e => return Outcome::Fail(e),
+        }
+        if info.flags & libc::O_NONBLOCK != 0 {
+            super::sys::set_nonblocking(sock.as_fd(), true);
+        }
+        if !self.valid() {
+            return Outcome::Gone;
+        }
+        let cloexec = info.flags & libc::O_CLOEXEC != 0;
+        if let Err(e) = notify::install_fd_at(self.listener, self.req.id, sock.as_fd(), sockfd, cloexec) {
+            return Outcome::Fail(e.raw_os_error().unwrap_or(libc::EIO));
+        }
+        self.forget_socket(info.ino);
+        Outcome::Value(0)
+    }
+
+    /// setsockopt(fd, level, name, value, len): remembered for [`Self::replace_socket`], then
+    /// done by the kernel as asked.
+    pub(super) fn setsockopt(&self, fd: i32, level: i32, name: i32, value: u64, len: u64) -> Outcome {
+        if value != 0 && len <= MAX_OPTVAL {
+            if let (Some(info), Ok(bytes)) = (fd_info(self.req.pid, fd), self.t.read_bytes(value, len as usize)) {
+                if let Ok(mut m) = self.sup.sockopts.lock() {
+                    if m.len() >= MAX_SOCKETS {
+                        m.clear();
+                    }
+                    let opts = m.entry(info.ino).or_default();
+                    opts.retain(|(l, n, _)| (*l, *n) != (level, name));
+                    opts.push((level, name, bytes));
+                }
+            }
+        }
+        Outcome::Continue
+    }
+
+    fn forget_socket(&self, ino: u64) {
+        if let Ok(mut m) = self.sup.sockopts.lock() {
+            m.remove(&ino);
+        }
+    }
+}
+
+struct FdInfo {
+    flags: i32,
+    ino: u64,
+}
+
+/// /proc/<pid>/fdinfo/<fd>: the open flags (octal) and the inode.
+fn fd_info(pid: u32, fd: i32) -> Option<FdInfo> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
+    let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
+    Some(FdInfo { flags: i32::from_str_radix(field("flags:")?, 8).ok()?, ino: field("ino:")?.parse().ok()? })
+}
