@@ -16,6 +16,9 @@ use super::{Call, Outcome};
 use crate::net::{self, Verdict};
 use crate::notify;
 
+/// (level, name, value) of one setsockopt call.
+pub(super) type SockOpt = (i32, i32, Vec<u8>);
+
 /// Largest option value remembered (struct linger, timevals, ints fit).
 const MAX_OPTVAL: u64 = 256;
 /// Sockets whose options are remembered at most.

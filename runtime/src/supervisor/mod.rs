@@ -81,7 +81,7 @@ pub struct Supervisor {
     meta_ok: Mutex<HashSet<(u64, u64)>>,
     /// Socket options the command set, by socket inode, for sockets the supervisor replaces
     /// with its own connected one ([`connect`]).
-    sockopts: Mutex<std::collections::HashMap<u64, Vec<(i32, i32, Vec<u8>)>>>,
+    sockopts: Mutex<std::collections::HashMap<u64, Vec<connect::SockOpt>>>,
     /// Working directory per thread id, for the fast path ([`native`]).
     cwds: Mutex<std::collections::HashMap<u32, Arc<OwnedFd>>>,
     /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
