@@ -51,16 +51,21 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
     a
 }
 
-/// Adds read and write rights on `/dev/pts` as it is now (namespace mode's private
-/// instance, mounted after the ruleset was planned). Called in the namespace's init.
-pub fn with_private_devpts(rs: RulesetCreated) -> Result<RulesetCreated, i32> {
-    let rights = Rights { read: true, list: true, write: true };
-    let path = PlannedRule { path: "/dev/pts".into(), rights, is_dir: true, id: None };
-    let fd = match open_target(&path) {
-        Ok(Some(fd)) => fd,
-        _ => return Err(libc::ENOENT),
-    };
-    rs.add_rule(PathBeneath::new(fd, access_for(rights, true))).map_err(|_| libc::EINVAL)
+/// Adds rules for namespace mode's private mounts, made after the ruleset was planned (new
+/// inodes no planned rule covers): `/dev/pts` read and write, `/proc` read. Called in the
+/// namespace's init, after mounting them.
+pub fn with_private_mounts(mut rs: RulesetCreated) -> Result<RulesetCreated, i32> {
+    let rw = Rights { read: true, list: true, write: true };
+    let ro = Rights { read: true, list: true, write: false };
+    for (path, rights) in [("/dev/pts", rw), ("/proc", ro)] {
+        let rule = PlannedRule { path: path.into(), rights, is_dir: true, id: None };
+        let fd = match open_target(&rule) {
+            Ok(Some(fd)) => fd,
+            _ => return Err(libc::ENOENT),
+        };
+        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true))).map_err(|_| libc::EINVAL)?;
+    }
+    Ok(rs)
 }
 
 /// Opens a rule's path without following any symlink on the way (plan paths are canonical,

@@ -25,9 +25,9 @@ pub struct MountView {
     pub ro: Vec<CString>,
     /// `/` itself is writable: nothing is made read-only.
     pub all_writable: bool,
-    /// The command's Landlock ruleset handles filesystem access, so the private devpts
-    /// instance needs a rule of its own.
-    pub devpts_rule: bool,
+    /// The command's Landlock ruleset handles filesystem access, so the private devpts and
+    /// /proc need rules of their own.
+    pub private_rules: bool,
     /// The working directory, entered again once the view is built: the process's old
     /// reference still points into the mount underneath, now read-only.
     pub cwd: Option<CString>,
@@ -61,7 +61,7 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
         .collect();
     MountView {
         cwd: std::env::current_dir().ok().and_then(|d| c(&d)),
-        devpts_rule: true,
+        private_rules: true,
         all_writable: outer.iter().any(|o| o.as_os_str() == "/"),
         rw: outer.iter().filter_map(|p| c(p)).collect(),
         ro,

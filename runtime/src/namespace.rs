@@ -79,18 +79,18 @@ fn init(mut spec: InitSpec) -> ! {
         if let Err(e) = crate::mounts::apply(&spec.view) {
             fail(sock, Stage::Mounts, e);
         }
-        // the ruleset was planned on the host's /dev/pts; this instance is a new inode
-        if spec.view.devpts_rule {
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()) < 0 {
+            fail(sock, Stage::Mounts, errno());
+        }
+        // the ruleset was planned on the host's /proc and /dev/pts; these are new inodes
+        if spec.view.private_rules {
             if let Some(rs) = spec.command.ruleset.take() {
-                match crate::landlock::with_private_devpts(rs) {
+                match crate::landlock::with_private_mounts(rs) {
                     Ok(rs) => spec.command.ruleset = Some(rs),
                     Err(e) => fail(sock, Stage::Landlock, e),
                 }
             }
-        }
-        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()) < 0 {
-            fail(sock, Stage::Mounts, errno());
         }
     }
     if let Err(e) = loopback_up() {

@@ -20,6 +20,9 @@ pub struct FsPolicy {
     pub git_dirs: Vec<PathBuf>,
     /// `allowGitConfig`: a git directory's existing `config` is writable.
     pub allow_git_config: bool,
+    /// Trees whose directories stay listable although their files are not readable (`/dev`:
+    /// device names are no secret, and a listable `/` needs them listable).
+    pub listable: Vec<PathBuf>,
     /// Further paths where the Landlock plan must split rights (git directories' guarded
     /// names, existing or not), so that new entries there go to the supervisor.
     pub extra_bounds: Vec<PathBuf>,
@@ -120,7 +123,8 @@ impl FsPolicy {
 
     pub fn rights(&self, p: &Path) -> Rights {
         let read = self.can_read(p);
-        Rights { read, list: read, write: self.can_write(p) }
+        let list = read || self.listable.iter().any(|l| under(p, l));
+        Rights { read, list, write: self.can_write(p) }
     }
 
     /// Every path where the rights may change.

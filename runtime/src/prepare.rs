@@ -77,17 +77,21 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.extra_bounds = git_bounds(&policy.git_dirs);
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.
-    policy.write.extend(DEVICES.iter().map(PathBuf::from));
-    match cx.own_ttys {
-        None => policy.write.push(PathBuf::from("/dev/pts")),
-        Some(ttys) => {
-            policy.deny_read.push(PathBuf::from("/dev/pts"));
-            for t in ttys {
-                policy.allow_read.push(t.clone());
-                policy.write.push(t.clone());
-            }
-        }
+    // Canonical, because some containers make /dev/ptmx a symlink to pts/ptmx.
+    let devices: Vec<PathBuf> = DEVICES
+        .iter()
+        .map(|d| canonical(Path::new(d)))
+        .chain(match cx.own_ttys {
+            None => vec![PathBuf::from("/dev/pts")],
+            Some(ttys) => ttys.to_vec(),
+        })
+        .collect();
+    if !policy.deny_read.iter().any(|d| d.as_os_str() == "/") {
+        policy.deny_read.push(PathBuf::from("/dev"));
+        policy.listable.push(PathBuf::from("/dev"));
+        policy.allow_read.extend(devices.iter().cloned());
     }
+    policy.write.extend(devices);
     for list in [
         &mut policy.deny_read,
         &mut policy.allow_read,

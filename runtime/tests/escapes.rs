@@ -7,6 +7,7 @@
 mod escape {
     pub mod harness;
 
+    mod devices;
     mod fast_path;
     mod fs_links;
     mod fs_metadata;
