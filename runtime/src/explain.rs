@@ -16,10 +16,19 @@ pub fn report(
     settings_files: &[std::path::PathBuf],
 ) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
+    let (mode, fallback) = launch::probe_mode(mode, settings, settings_files);
     let p = launch::prepare(settings, &tmp, mode, settings_files)?;
     let mut o = String::new();
     let w = &mut o;
     let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));
+    match (&fallback, mode) {
+        (Some(why), _) => {
+            let _ = writeln!(w, "mode: landlock (chosen by auto: namespace mode is unavailable here: {why})");
+        }
+        (None, m) => {
+            let _ = writeln!(w, "mode: {}", if m == launch::NetworkMode::Namespace { "namespace" } else { "landlock" });
+        }
+    }
     let _ = writeln!(
         w,
         "kernel Landlock ABI: {} (filesystem rules need >= {MIN_ABI_FS}, TCP rules >= 4, scopes >= 6)",

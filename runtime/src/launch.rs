@@ -64,7 +64,8 @@ pub fn prepare(
     mode: NetworkMode,
     settings_files: &[PathBuf],
 ) -> Result<Prepared, LaunchError> {
-    let mode = resolve_mode(mode);
+    // auto is settled by the caller (a run tries namespace mode first; explain probes)
+    let mode = if mode == NetworkMode::Auto { NetworkMode::Landlock } else { mode };
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let ttys = own_ttys();
@@ -175,38 +176,62 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     }
 }
 
-/// The mode `auto` would pick, without starting anything (for `srt explain`).
-pub fn resolve_mode(mode: NetworkMode) -> NetworkMode {
+/// The mode a run with `mode` will really use, found by doing what a run does: setting up
+/// namespace mode for `true` (user, network, mount, PID and IPC namespaces, the mount view,
+/// /proc, devpts, loopback). A container may allow the namespaces and still refuse a step
+/// (podman: mounting a private /proc), and a run then falls back to landlock mode.
+/// For landlock mode, the reason namespace mode is unavailable comes along. Runs the probe
+/// in a child process, so this process keeps its capabilities and signal mask.
+pub fn probe_mode(mode: NetworkMode, settings: &Settings, settings_files: &[PathBuf]) -> (NetworkMode, Option<String>) {
     if mode != NetworkMode::Auto {
-        return mode;
+        return (mode, None);
     }
-    let max_userns =
-        std::fs::read_to_string("/proc/sys/user/max_user_namespaces").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    let debian_knob =
-        std::fs::read_to_string("/proc/sys/kernel/unprivileged_userns_clone").ok().map(|s| s.trim() == "1");
-    if max_userns.unwrap_or(0) > 0 && debian_knob.unwrap_or(true) && namespaces_allowed() {
-        NetworkMode::Namespace
-    } else {
-        NetworkMode::Landlock
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fresh descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return (NetworkMode::Landlock, Some(format!("cannot probe: {}", std::io::Error::last_os_error())));
     }
-}
-
-/// Whether this process may create the user and network namespaces namespace mode needs.
-/// The sysctls above do not tell: a container's seccomp profile or an LSM can refuse them
-/// anyway, so a throw-away child tries.
-fn namespaces_allowed() -> bool {
-    // SAFETY: the child only calls the async-signal-safe unshare(2) and _exit(2); the parent
-    // reaps it with waitpid. Only `srt explain` gets here, never a run.
-    unsafe {
-        match libc::fork() {
-            0 => {
-                let ok = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0;
-                libc::_exit(if ok { 0 } else { 1 })
+    // SAFETY: fresh descriptors owned by nobody else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: `srt explain` is single-threaded here; the child runs the ordinary launch
+    // code for `true` (allocation is fine after fork in a single-threaded process) and
+    // leaves with _exit, never returning into the parent's code.
+    match unsafe { libc::fork() } {
+        0 => {
+            drop(r);
+            let opts = Options {
+                settings: settings.clone(),
+                argv: vec![OsString::from("true")],
+                allow_weaker: true,
+                debug: false,
+                mode: NetworkMode::Namespace,
+                resolve: Vec::new(),
+                settings_files: settings_files.to_vec(),
+            };
+            let reason = match run_in(&opts, NetworkMode::Namespace) {
+                Ok(_) => String::new(),
+                Err(LaunchError::Namespaces(e)) => e.to_string(),
+                // not about namespaces: a run would stop with the same error in either mode
+                Err(_) => String::new(),
+            };
+            // SAFETY: writing a buffer we own to our end of the pipe, then leaving.
+            unsafe {
+                libc::write(w.as_raw_fd(), reason.as_ptr().cast(), reason.len());
+                libc::_exit(0)
             }
-            -1 => false,
-            pid => {
-                let mut status = 0;
-                libc::waitpid(pid, &mut status, 0) == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+        -1 => (NetworkMode::Landlock, Some(format!("cannot probe: {}", std::io::Error::last_os_error()))),
+        pid => {
+            drop(w);
+            let mut reason = String::new();
+            let _ = std::io::Read::read_to_string(&mut std::fs::File::from(r), &mut reason);
+            let mut status = 0;
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            if reason.is_empty() {
+                (NetworkMode::Namespace, None)
+            } else {
+                (NetworkMode::Landlock, Some(reason))
             }
         }
     }
@@ -313,7 +338,12 @@ fn start_namespaced(
     // SAFETY: fresh descriptors owned by nobody else.
     let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view })
-        .map_err(LaunchError::Namespaces)?;
+        .map_err(|e| {
+            LaunchError::Namespaces(std::io::Error::new(
+                e.kind(),
+                format!("clone with new user, network, mount, PID and IPC namespaces: {e}"),
+            ))
+        })?;
     drop(go_r);
     if let Err(e) = crate::namespace::write_id_maps(pid) {
         // SAFETY: killing the child we just started; it waits on `go`.

@@ -137,6 +137,7 @@ fn srt_in_a_restricted_pod_enforces_the_rendered_settings() {
     let (code, out, err) = run_in_pod(&p, &["srt", "explain"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("network (landlock mode)"), "{out}");
+    assert!(out.contains("mode: landlock (chosen by auto: namespace mode is unavailable here: clone"), "{out}");
 
     let script = "echo hi > out.txt && cat out.txt; \
         curl -sS --max-time 10 --cacert \"$CA\" https://api.example.test:$PORT/; \
@@ -168,4 +169,5 @@ fn without_the_restrictions_srt_would_pick_namespace_mode() {
     let out = Command::new(srt).arg("explain").current_dir(p.root.join("work")).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("network (namespace mode)"), "{text}");
+    assert!(text.contains("mode: namespace\n"), "{text}");
 }
