@@ -11,9 +11,9 @@
 //!
 //! Not covered here, and left to the caller: with `extensions.worktreeConfig` git also
 //! reads `config.worktree` (in the git dir and in `worktrees/<name>/`), which must pass
-//! this same check; and `core.worktree` is checked only for shape (relative, `..` then
-//! plain names), because whether it stays inside the sandbox's tree depends on where the
-//! config file lives, which only the caller knows.
+//! this same check. `core.worktree` must be relative (`..` steps, then plain names) with
+//! at most as many `..` steps as the caller says keep it inside the repository's tree
+//! ([`check_at`]), because only the caller knows where the config file lives.
 
 /// Larger files are refused outright: git writes a few hundred bytes even for repositories
 /// with many remotes and submodules, and a cap bounds the work done per rename.
@@ -34,9 +34,19 @@ const RUNS_PROGRAM: &str = "can make git run a program, so a sandboxed command m
 const INCLUDES: &str = "makes git read another file as config, so a sandboxed command may not set it";
 const NOT_LISTED: &str = "not on srt's list of git config keys a sandboxed command may set";
 
-/// Ok when every line of `text` is a comment, blank, a section header of an allowed
-/// section, or an allowed key with a safe value.
+/// [`check_at`] for the `config` of a top-level `.git`: a `core.worktree` may only name a
+/// directory below the one holding `.git`.
 pub fn check(text: &[u8]) -> Result<(), Refusal> {
+    check_at(text, 1)
+}
+
+/// Ok when every line of `text` is a comment, blank, a section header of an allowed
+/// section, or an allowed key with a safe value. `worktree_ups` is how many `..` steps
+/// lead from the git directory to the top of the repository's tree (1 for `.git`, 4 for
+/// `.git/modules/a/b`, 0 for a bare repository, which then may not name a work tree):
+/// git writes `core.worktree` only for submodules, pointing back into the superproject,
+/// and a work tree elsewhere would let a later host `git checkout` write there.
+pub fn check_at(text: &[u8], worktree_ups: usize) -> Result<(), Refusal> {
     let line_at = |pos: usize| 1 + text[..pos.min(text.len())].iter().filter(|&&b| b == b'\n').count();
     if text.len() > MAX_LEN {
         let what = format!("{} bytes", text.len());
@@ -56,7 +66,7 @@ pub fn check(text: &[u8]) -> Result<(), Refusal> {
         if let Some(c) = l.chars().find(|&c| (c.is_control() && c != '\t') || c == '\u{feff}') {
             return Err(refuse(line, format!("{c:?}"), "control character (only tab is accepted)"));
         }
-        parse_line(l, line, &mut section)?;
+        parse_line(l, line, &mut section, worktree_ups)?;
     }
     Ok(())
 }
@@ -83,7 +93,7 @@ struct Section {
 /// skipped, a header may be followed on the same line by another header or an entry
 /// (git accepts `[core] bare = true`), and an entry runs to the end of the line (since
 /// continuations are refused, a value can never reach the next line).
-fn parse_line(l: &str, line: usize, section: &mut Option<Section>) -> Result<(), Refusal> {
+fn parse_line(l: &str, line: usize, section: &mut Option<Section>, ups: usize) -> Result<(), Refusal> {
     let mut rest = l;
     loop {
         rest = rest.trim_start_matches([' ', '\t']);
@@ -94,7 +104,7 @@ fn parse_line(l: &str, line: usize, section: &mut Option<Section>) -> Result<(),
                 *section = Some(sec);
                 rest = after;
             }
-            Some(c) if c.is_ascii_alphabetic() => return parse_entry(rest, line, section.as_ref()),
+            Some(c) if c.is_ascii_alphabetic() => return parse_entry(rest, line, section.as_ref(), ups),
             Some(_) => return Err(refuse(line, snippet(rest), SYNTAX)),
         }
     }
@@ -145,7 +155,7 @@ fn parse_header(s: &str) -> Result<(Section, &str), &'static str> {
 
 /// `key`, `key = value`: git's `get_value`. A key must start with a letter (checked by the
 /// caller) and continue with letters, digits or `-`; only blanks may separate it from `=`.
-fn parse_entry(s: &str, line: usize, section: Option<&Section>) -> Result<(), Refusal> {
+fn parse_entry(s: &str, line: usize, section: Option<&Section>, ups: usize) -> Result<(), Refusal> {
     let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(s.len());
     let key = &s[..end];
     let after = s[end..].trim_start_matches([' ', '\t']);
@@ -161,7 +171,7 @@ fn parse_entry(s: &str, line: usize, section: Option<&Section>) -> Result<(), Re
     } else {
         return Err(refuse(line, snippet(s), SYNTAX));
     };
-    check_entry(sec, &key.to_ascii_lowercase(), value.as_deref()).map_err(|r| refuse(line, what(), r))
+    check_entry(sec, &key.to_ascii_lowercase(), value.as_deref(), ups).map_err(|r| refuse(line, what(), r))
 }
 
 /// git's `parse_value`, for the text after `=` on one line: unquoted blanks are trimmed at
@@ -306,7 +316,7 @@ const PROGRAM_KEYS: &[(&str, &str)] = &[
     ("remote", "vcs"), ("submodule", "update"), ("diff", "external"),
 ];
 
-fn check_entry(sec: &Section, key: &str, value: Option<&str>) -> Result<(), &'static str> {
+fn check_entry(sec: &Section, key: &str, value: Option<&str>, ups: usize) -> Result<(), &'static str> {
     let kind = ALLOWED
         .iter()
         .find(|(s, has_sub, k, _)| *s == sec.name && *has_sub == sec.sub.is_some() && (*k == key || *k == "*"))
@@ -328,7 +338,7 @@ fn check_entry(sec: &Section, key: &str, value: Option<&str>) -> Result<(), &'st
             return Err("control character in value (from an escape sequence)");
         }
     }
-    check_value(kind, value)
+    check_value(kind, value, ups)
 }
 
 fn why_not(section: &str, key: &str) -> &'static str {
@@ -355,7 +365,7 @@ fn one_of(v: &str, words: &[&str]) -> bool {
     words.iter().any(|w| v.eq_ignore_ascii_case(w))
 }
 
-fn check_value(kind: Kind, value: Option<&str>) -> Result<(), &'static str> {
+fn check_value(kind: Kind, value: Option<&str>, ups: usize) -> Result<(), &'static str> {
     let Some(v) = value else {
         return match kind {
             Bool | BoolOr(_) => Ok(()),
@@ -375,7 +385,7 @@ fn check_value(kind: Kind, value: Option<&str>) -> Result<(), &'static str> {
         FilterSpec => word(v) && v.chars().all(|c| c.is_ascii_alphanumeric() || ":=+%._-".contains(c)),
         Url => return check_url(v),
         SubmodulePath => return check_submodule_path(v),
-        WorktreePath => return check_worktree(v),
+        WorktreePath => return check_worktree(v, ups),
         SharedRepository => return check_shared(v),
     };
     if ok {
@@ -447,7 +457,7 @@ fn check_submodule_path(v: &str) -> Result<(), &'static str> {
 
 /// The shape git writes for a submodule's git dir: `../../sub`, i.e. some `..` then plain
 /// names. An absolute path could aim later git commands (checkout, clean) at any directory.
-fn check_worktree(v: &str) -> Result<(), &'static str> {
+fn check_worktree(v: &str, max_ups: usize) -> Result<(), &'static str> {
     const SHAPE: &str = "core.worktree must be relative: '../' steps, then plain directory names";
     let mut parts = v.split('/').peekable();
     let mut ups = 0;
@@ -458,6 +468,9 @@ fn check_worktree(v: &str) -> Result<(), &'static str> {
     let plain = |c: &&str| !c.is_empty() && *c != "." && *c != ".." && !c.eq_ignore_ascii_case(".git");
     if ups == 0 || rest.is_empty() || !rest.iter().all(plain) || v.starts_with('-') {
         return Err(SHAPE);
+    }
+    if ups > max_ups {
+        return Err("core.worktree leads out of the repository's tree, where a later git checkout would write");
     }
     Ok(())
 }

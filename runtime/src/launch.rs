@@ -286,6 +286,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
+    let started = crate::git_audit::Stamp::run_start();
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
@@ -318,8 +319,22 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let signal_target = if namespaced { pid } else { -pid };
     let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
     reaper::kill_all_descendants();
+    if prepared.fs_enabled {
+        audit_git(&prepared.policy, &tmp.0, started);
+    }
     drop(tmp);
     status
+}
+
+/// With every process of the command gone: moves aside what it planted in git
+/// repositories the rules could not follow ([`crate::git_audit`]). The run's own TMPDIR
+/// is removed next, so it is not walked.
+fn audit_git(policy: &crate::policy::FsPolicy, tmp: &Path, started: crate::git_audit::Stamp) {
+    let t = std::time::Instant::now();
+    let roots: Vec<PathBuf> = policy.write.iter().filter(|w| !w.starts_with(tmp)).cloned().collect();
+    let report = crate::git_audit::audit(&roots, started, policy.allow_git_config);
+    tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git audit");
+    crate::git_audit::tell(&report);
 }
 
 /// Starts the namespaced init, maps our ids into its user namespace, lets it go, and

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod error;
 pub mod explain;
 mod explain_fs;
+pub mod git_audit;
 pub mod git_config;
 pub mod git_guard;
 pub mod landlock;

@@ -61,18 +61,19 @@ fn protect_in(dir: &Path, top: bool, out: &mut Mandatory) {
                 }
             }
         }
-        // in the working directory `.git` is guarded before it exists (`git init`), and the
-        // directory may not be turned into a bare repository for a host `git` to find: that
-        // takes a `HEAD` file, so a missing one may not appear
-        Err(_) if top => {
-            out.git_dirs.push(git);
-            if is_bare_repository(dir) {
-                out.git_dirs.push(dir.to_path_buf());
-            } else {
-                out.deny.push(dir.join("HEAD"));
-            }
-        }
+        // in the working directory `.git` is guarded before it exists (`git init`)
+        Err(_) if top => out.git_dirs.push(git),
         Err(_) => {}
+    }
+    // The working directory may not be turned into a bare repository for a host `git` to
+    // find: that takes a `HEAD` file, so one may not appear. This holds with a `.git` too:
+    // git falls back to the directory itself when `.git/HEAD` is made invalid.
+    if top {
+        if is_bare_repository(dir) {
+            out.git_dirs.push(dir.to_path_buf());
+        } else {
+            out.deny.push(dir.join("HEAD"));
+        }
     }
 }
 
@@ -124,6 +125,10 @@ mod tests {
         assert!(got.git_dirs.contains(&root.join(".git")), "a missing .git in cwd is guarded");
         assert!(got.deny.contains(&root.join("HEAD")), "cwd may not become a bare repository");
         assert!(got.git_dirs.contains(&root.join("sub/.git")));
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let with_git = mandatory_denies(&root, 0);
+        assert!(with_git.deny.contains(&root.join("HEAD")), "with a .git too: git falls back to a bare cwd");
+        std::fs::remove_dir(root.join(".git")).unwrap();
         assert!(got.deny.contains(&root.join("a/.zshrc")));
         assert!(!got.deny.contains(&root.join("a/.bashrc")), "missing nested entries are not listed");
         assert!(!got.git_dirs.contains(&root.join("a/.git")));

@@ -95,6 +95,17 @@ impl FsPolicy {
         }
     }
 
+    /// How many `..` steps lead from the directory holding the git `config` at `p` to the
+    /// top of its repository's tree: from `W/.git/modules/a/config` three (to `W`), from
+    /// `W/.git/config` one; zero in a bare repository, which has no tree of its own.
+    pub fn worktree_ups(&self, p: &Path) -> usize {
+        let top = self.git_dirs.iter().filter(|g| under(p, g) && g.file_name() == Some(".git".as_ref())).min();
+        match top.and_then(|g| p.parent()?.strip_prefix(g).ok()) {
+            Some(rel) => rel.components().count() + 1,
+            None => 0,
+        }
+    }
+
     pub fn can_write(&self, p: &Path) -> bool {
         self.in_write_tree(p) && self.guard(p) == Guard::Open
     }
@@ -221,5 +232,14 @@ mod tests {
         let allowed = FsPolicy { allow_git_config: true, ..policy() };
         assert_eq!(allowed.guard(&p("/w/.git/config")), Guard::Open);
         assert_eq!(allowed.guard(&p("/w/.git/hooks")), Guard::HooksDir, "hooks stay guarded");
+    }
+
+    #[test]
+    fn worktree_steps_lead_to_the_top_of_the_tree() {
+        let pol = FsPolicy { git_dirs: vec![p("/w/.git/modules/a"), p("/w/.git"), p("/b")], ..policy() };
+        assert_eq!(pol.worktree_ups(&p("/w/.git/config")), 1);
+        assert_eq!(pol.worktree_ups(&p("/w/.git/modules/a/config")), 3);
+        assert_eq!(pol.worktree_ups(&p("/w/.git/modules/x/y/config")), 4);
+        assert_eq!(pol.worktree_ups(&p("/b/config")), 0, "a bare repository has no work tree");
     }
 }

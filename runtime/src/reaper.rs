@@ -33,22 +33,40 @@ pub fn reap_exited() {
 }
 
 /// SIGKILLs every remaining descendant and reaps it. Returns how many were killed.
+///
+/// Never gives up: a descendant left alive would run on outside any supervision. Each
+/// round signals every child without waiting for any one of them, so processes that keep
+/// forking and exiting to change their pid (each hop is re-parented to us) are outpaced:
+/// a kill takes microseconds, a fork and exit far longer.
 pub fn kill_all_descendants() -> usize {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let started = Instant::now();
+    let mut warned = Duration::ZERO;
     let mut killed = 0;
+    let mut quiet_rounds = 0;
     loop {
         reap_exited();
         let kids = children();
-        if kids.is_empty() || Instant::now() > deadline {
-            return killed;
+        if kids.is_empty() {
+            // a child may be exiting right now with children of its own still to be
+            // re-parented to us: look again before believing it
+            quiet_rounds += 1;
+            if quiet_rounds >= 3 {
+                return killed;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
         }
+        quiet_rounds = 0;
         for pid in kids {
             // SAFETY: signalling a child of ours; at worst it is already a zombie.
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            let mut status = 0;
-            // SAFETY: blocking wait for that child, which SIGKILL ends promptly.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
             killed += 1;
         }
+        let waited = started.elapsed();
+        if waited > warned + Duration::from_secs(5) {
+            warned = waited;
+            crate::warn!("still killing processes the command left behind ({} s)", waited.as_secs());
+        }
+        std::thread::yield_now();
     }
 }

@@ -21,5 +21,6 @@ mod escape {
     mod review_lifecycle;
     mod review_metadata;
     mod review_rules;
+    mod review_second;
     mod syscalls;
 }

@@ -167,6 +167,10 @@ impl Call<'_> {
         if accmode != libc::O_RDONLY && !self.sup.policy.can_write(&t.path) {
             return Ok(Outcome::Continue);
         }
+        // the supervisor opens it with its own rights, which Landlock does not limit
+        if accmode != libc::O_WRONLY && !self.sup.policy.can_read(&t.path) {
+            return Ok(self.refuse(t, "denyRead"));
+        }
         let how = (flags & !(libc::O_TRUNC | libc::O_CREAT | libc::O_EXCL)) | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let started = Instant::now();
         loop {
@@ -433,7 +437,7 @@ impl Call<'_> {
         let file =
             sys::open_entry(src.parent.as_fd(), &src.name, libc::O_RDONLY | libc::O_NOFOLLOW, 0).map_err(fail)?;
         let text = read_capped(&file, crate::git_config::MAX_LEN).map_err(fail)?;
-        if let Err(refusal) = crate::git_config::check(&text) {
+        if let Err(refusal) = crate::git_config::check_at(&text, self.sup.policy.worktree_ups(&dst.path)) {
             crate::warn!("refused to install {}: {refusal}", dst.path.display());
             return Ok(self.refuse(dst, "git config content not allowed (see the warning)"));
         }

@@ -17,7 +17,7 @@ use crate::escapes;
 
 /// Runs `git args...` on the host in W as the scenario's user, with no system or global
 /// config; returns its exit status and output. Killed after 20 s.
-fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
+pub(super) fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
     let mut c = Command::new("git");
     c.args(args)
         .current_dir(&e.w)
@@ -47,13 +47,13 @@ fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
 }
 
 /// Setup: `git args...` on the host in W as the scenario's user; it must succeed.
-fn setup_git(e: &Env, args: &[&str]) {
+pub(super) fn setup_git(e: &Env, args: &[&str]) {
     let (ok, text) = host_git(e, args);
     assert!(ok, "setup: git {args:?} failed: {text}");
 }
 
 /// Setup: a repository made by the host in W (`git init`).
-fn host_repo(e: &Env) {
+pub(super) fn host_repo(e: &Env) {
     setup_git(e, &["init", "-q"]);
 }
 
@@ -66,7 +66,7 @@ fn host_repo_with_submodule(e: &Env) {
 }
 
 /// After the run, `git args` on the host must not have run the planted `touch O/<marker>`.
-fn git_runs_nothing(
+pub(super) fn git_runs_nothing(
     args: &'static [&'static str],
     marker: &'static str,
 ) -> impl Fn(&Env, &Output) -> Result<(), String> {
@@ -80,17 +80,18 @@ fn git_runs_nothing(
     }
 }
 
-const COMMIT: &[&str] = &["-c", "user.email=a@b", "-c", "user.name=n", "commit", "--allow-empty", "-qm", "x"];
-const STATUS: &[&str] = &["status"];
+pub(super) const COMMIT: &[&str] =
+    &["-c", "user.email=a@b", "-c", "user.name=n", "commit", "--allow-empty", "-qm", "x"];
+pub(super) const STATUS: &[&str] = &["status"];
 const SUB_STATUS: &[&str] = &["-C", "sub", "status"];
 const SUB_COMMIT: &[&str] =
     &["-C", "sub", "-c", "user.email=a@b", "-c", "user.name=n", "commit", "--allow-empty", "-qm", "x"];
 
 /// Shell for the command: writes an executable hook at `$1` that touches `$O/$2`.
-const HOOK: &str = r#"hook() { printf '#!/bin/sh\ntouch "%s/%s"\n' "$O" "$2" > "$1" && chmod +x "$1"; }"#;
+pub(super) const HOOK: &str = r#"hook() { printf '#!/bin/sh\ntouch "%s/%s"\n' "$O" "$2" > "$1" && chmod +x "$1"; }"#;
 
 /// Shell for the command: a git config at `$1` whose fsmonitor touches `$O/$2`.
-const FSMONITOR: &str = r#"fsmon() { printf '[core]\n\tfsmonitor = touch "%s/%s"\n' "$O" "$2" >> "$1"; }"#;
+pub(super) const FSMONITOR: &str = r#"fsmon() { printf '[core]\n\tfsmonitor = touch "%s/%s"\n' "$O" "$2" >> "$1"; }"#;
 
 fn attempt(cmd: &str) -> Scenario {
     Scenario::new(&format!("{HOOK}; {FSMONITOR}; {cmd}")).fails()

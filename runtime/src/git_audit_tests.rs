@@ -1,0 +1,129 @@
+use super::*;
+use std::fs;
+
+struct Tree(PathBuf);
+
+impl Tree {
+    fn new(tag: &str) -> Tree {
+        let root = std::env::temp_dir().join(format!("srt-audit-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        Tree(root.canonicalize().unwrap())
+    }
+    fn file(&self, rel: &str, text: &str) {
+        let p = self.0.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    fn repo(&self, rel: &str) {
+        self.file(&format!("{rel}/HEAD"), "ref: refs/heads/main\n");
+        fs::create_dir_all(self.0.join(rel).join("objects")).unwrap();
+        fs::create_dir_all(self.0.join(rel).join("refs")).unwrap();
+    }
+    fn exists(&self, rel: &str) -> bool {
+        self.0.join(rel).symlink_metadata().is_ok()
+    }
+    fn audit(&self) -> Report {
+        audit(std::slice::from_ref(&self.0), Stamp { sec: 0, nsec: 0 }, false)
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+const PLAIN: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
+const FSMONITOR: &str = "[core]\n\tfsmonitor = touch /tmp/pwned\n";
+
+#[test]
+fn new_nested_repository_with_a_program_in_its_config_is_moved_aside() {
+    let t = Tree::new("nested");
+    t.repo("vendor/lib/.git");
+    t.file("vendor/lib/.git/config", FSMONITOR);
+    t.repo(".git");
+    t.file(".git/config", PLAIN);
+    let r = t.audit();
+    assert_eq!(r.quarantined.len(), 1, "{r:?}");
+    assert_eq!(r.quarantined[0].path, t.0.join("vendor/lib/.git/config"));
+    assert!(!t.exists("vendor/lib/.git/config"));
+    assert!(t.exists("vendor/lib/.git/config.srt-quarantined"), "nothing is deleted");
+    assert!(t.exists(".git/config"), "a plain config stays");
+}
+
+#[test]
+fn bare_repositories_and_hooks_anywhere() {
+    let t = Tree::new("bare");
+    t.repo("a/b");
+    t.file("a/b/config", "[core]\n\tpager = sh -c x\n");
+    t.file("a/b/hooks/pre-commit", "#!/bin/sh\n");
+    t.file("a/b/hooks/pre-commit.sample", "#!/bin/sh\n");
+    let r = t.audit();
+    let moved: Vec<_> = r.quarantined.iter().map(|q| q.path.clone()).collect();
+    assert!(moved.contains(&t.0.join("a/b/config")), "{moved:?}");
+    assert!(moved.contains(&t.0.join("a/b/hooks/pre-commit")), "{moved:?}");
+    assert!(t.exists("a/b/hooks/pre-commit.sample"), "git never runs samples");
+}
+
+#[test]
+fn worktree_is_judged_by_where_the_config_lives() {
+    let t = Tree::new("worktree");
+    t.repo(".git/modules/sub");
+    t.file(".git/modules/sub/config", "[core]\n\tworktree = ../../../sub\n");
+    t.repo("x/.git");
+    t.file("x/.git/config", "[core]\n\tworktree = ../../../home\n");
+    let r = t.audit();
+    let moved: Vec<_> = r.quarantined.iter().map(|q| q.path.clone()).collect();
+    assert_eq!(moved, vec![t.0.join("x/.git/config")], "{r:?}");
+}
+
+#[test]
+fn commondir_must_lead_upwards_and_its_target_is_checked() {
+    let t = Tree::new("commondir");
+    t.repo(".git/worktrees/w");
+    t.file(".git/worktrees/w/commondir", "../..\n");
+    t.file(".git/config", FSMONITOR); // .git has no HEAD here: only commondir makes it a git dir
+    t.repo("y/.git");
+    t.file("y/.git/commondir", "../../build/g\n");
+    let r = t.audit();
+    let moved: Vec<_> = r.quarantined.iter().map(|q| q.path.clone()).collect();
+    assert!(moved.contains(&t.0.join(".git/config")), "{moved:?}");
+    assert!(moved.contains(&t.0.join("y/.git/commondir")), "{moved:?}");
+}
+
+#[test]
+fn files_unchanged_during_the_run_are_left_alone() {
+    let t = Tree::new("old");
+    t.repo("r/.git");
+    t.file("r/.git/config", FSMONITOR);
+    t.file("r/.git/hooks/pre-commit", "#!/bin/sh\n");
+    let later = Stamp { sec: i64::MAX, nsec: 0 };
+    let r = audit(std::slice::from_ref(&t.0), later, false);
+    assert!(r.quarantined.is_empty(), "{r:?}");
+    assert!(t.exists("r/.git/config"));
+}
+
+#[test]
+fn symlinks_are_not_followed_and_a_symlinked_config_is_moved_aside() {
+    let t = Tree::new("links");
+    let outside = Tree::new("links-outside");
+    outside.repo("o");
+    outside.file("o/config", FSMONITOR);
+    std::os::unix::fs::symlink(outside.0.join("o"), t.0.join("into")).unwrap();
+    t.repo("r");
+    std::os::unix::fs::symlink(outside.0.join("o/config"), t.0.join("r/config")).unwrap();
+    let r = t.audit();
+    let moved: Vec<_> = r.quarantined.iter().map(|q| q.path.clone()).collect();
+    assert_eq!(moved, vec![t.0.join("r/config")], "{r:?}");
+    assert!(outside.exists("o/config"), "the walk never went through the symlink");
+}
+
+#[test]
+fn nested_roots_are_walked_once() {
+    let roots = [PathBuf::from("/a/b"), PathBuf::from("/a"), PathBuf::from("/c")];
+    let t = Tree::new("roots");
+    fs::create_dir_all(t.0.join("a/b")).unwrap();
+    let mine: Vec<PathBuf> = roots.iter().map(|r| t.0.join(r.strip_prefix("/").unwrap())).collect();
+    assert_eq!(top_level(&mine), vec![t.0.join("a")], "missing /c dropped, /a/b inside /a");
+}
