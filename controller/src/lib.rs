@@ -1,5 +1,5 @@
 //! `srt-controller`: turns kagent `SandboxAgent`s into srt settings and agent-sandbox
-//! `Sandbox`es whose pods run unprivileged. See ../shared/DESIGN.md §6.
+//! `Sandbox`es whose pods run unprivileged.
 
 pub mod accept;
 pub mod conditions;

@@ -31,7 +31,7 @@ impl Drop for Kill {
     }
 }
 
-/// The method of shared/reference/egress-proxy.md §3.3: the proxy under test on CPU 0,
+/// The method: the proxy under test on CPU 0,
 /// client and origin on CPU 1, so the proxies are compared on equal footing.
 fn pinned(cpu: usize, program: &str) -> Command {
     let mut c = Command::new("taskset");
