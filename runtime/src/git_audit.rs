@@ -11,12 +11,24 @@
 //! in a superproject the command registered them in as submodules.
 //!
 //! So once every process of the command is gone, srt walks the writable trees (without
-//! following symlinks) and, in every directory git would take for a git directory (one
-//! holding `HEAD`), checks what changed during the run (the inode's ctime, which no command
-//! can set back; rename and link update it): `config` and `config.worktree` must pass
-//! [`crate::git_config::check_at`], `commondir` may only point to an ancestor (which is
-//! then checked as a git directory too), `hooks/` may only gain `*.sample` files. What
-//! fails is renamed to `<name>.srt-quarantined` (nothing is deleted) and reported.
+//! following symlinks) and checks every directory git would take for a git directory (one
+//! holding `HEAD`): `config` and `config.worktree` must pass
+//! [`crate::git_config::check_at`], `commondir` may only point to an ancestor, `hooks/`
+//! may only hold `*.sample` files. What is checked is decided by ctime, which no command
+//! can set back (rename and link update it too): in a git directory that became one
+//! during the run (it, or its `HEAD`, changed), everything, whatever its age, so that
+//! files left dormant by an earlier run count; elsewhere what changed during the run. The
+//! targets of `commondir` and of `.git` files and symlinks made during the run are checked
+//! in full. A `.git` directory without `HEAD` is checked for what changed, so nothing can
+//! be left in one to wait for a later run to add the `HEAD`. The repositories that existed
+//! at launch and were guarded by the rules ([`crate::git_guard`]) are checked only for
+//! what changed: their older files are the user's own.
+//!
+//! What fails is renamed to `<name>.srt-quarantined` (nothing is deleted) and reported.
+//! Directories the command made unreadable or unsearchable are opened after giving their
+//! owner (srt runs as the command's user) full rights for the moment of the check; what
+//! still cannot be checked is moved aside whole, and what cannot be moved is reported as
+//! an error.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -24,6 +36,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use nix::dir::{Dir, Type};
+use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
@@ -73,10 +86,25 @@ pub struct Report {
 }
 
 /// Walks `roots` (absolute, canonical directories) and quarantines what fails the checks.
-pub fn audit(roots: &[PathBuf], since: Stamp, allow_git_config: bool) -> Report {
-    let mut a = Auditor { since, allow_git_config, report: Report::default() };
-    for root in top_level(roots) {
-        a.walk_root(&root);
+/// `trusted` are the git directories the rules guarded during the run that already were
+/// git directories (held a `HEAD`) at launch: what they held then is the user's.
+pub fn audit(roots: &[PathBuf], since: Stamp, trusted: &[PathBuf], allow_git_config: bool) -> Report {
+    let roots = top_level(roots);
+    let mut a = Auditor {
+        since,
+        allow_git_config,
+        trusted: trusted.to_vec(),
+        roots: roots.clone(),
+        later: Vec::new(),
+        done: Vec::new(),
+        report: Report::default(),
+    };
+    for root in &roots {
+        a.walk_root(root);
+    }
+    // `.git` files and symlinks made during the run: what they name is a git directory
+    for target in std::mem::take(&mut a.later) {
+        a.check_named(&target);
     }
     a.report
 }
@@ -96,18 +124,33 @@ fn top_level(roots: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// How many `..` steps lead from git directory `dir` to the top of its repository's tree:
+/// the components after the first `.git`, plus one; 0 outside any `.git` (bare).
+fn ups_for(dir: &Path) -> usize {
+    let parts: Vec<&OsStr> = dir.iter().collect();
+    match parts.iter().position(|p| *p == OsStr::new(".git")) {
+        Some(i) => parts.len() - i,
+        None => 0,
+    }
+}
+
 struct Auditor {
     since: Stamp,
     allow_git_config: bool,
+    trusted: Vec<PathBuf>,
+    roots: Vec<PathBuf>,
+    /// Targets of `.git` files and symlinks made during the run.
+    later: Vec<PathBuf>,
+    /// Git directories checked in full already (by dev and inode).
+    done: Vec<(u64, u64)>,
     report: Report,
 }
 
-/// A directory waiting to be read: its path, and how many components lie between it and
-/// the outermost `.git` above it (`Some(0)` for that `.git` itself).
+/// A directory waiting to be read, and the mode to give it back when srt had to open it up.
 struct Pending {
     path: PathBuf,
     fd: OwnedFd,
-    below_git: Option<usize>,
+    restore: Option<libc::mode_t>,
 }
 
 fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
@@ -115,17 +158,61 @@ fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
     nix::fcntl::openat(at, name, how, Mode::empty())
 }
 
-fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Option<libc::stat> {
+/// lstat: `Ok(None)` only when there is nothing by that name.
+fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Option<libc::stat>, Errno> {
     // SAFETY: an all-zero stat is a valid value that fstatat overwrites.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
     let r = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    (r == 0).then_some(st)
+    match r {
+        0 => Ok(Some(st)),
+        _ if Errno::last() == Errno::ENOENT => Ok(None),
+        _ => Err(Errno::last()),
+    }
+}
+
+fn fstat(fd: BorrowedFd<'_>) -> Option<libc::stat> {
+    // SAFETY: an all-zero stat is valid; fstat overwrites it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: live descriptor, pointer to a local.
+    (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some(st)
+}
+
+fn is_dir(st: &libc::stat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+fn mine(st: &libc::stat) -> bool {
+    // SAFETY: geteuid cannot fail.
+    st.st_uid == unsafe { libc::geteuid() }
+}
+
+/// Gives the owner of the directory `fd` full rights if it lacks some and srt is the owner;
+/// returns the mode to give back.
+fn open_up(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
+    let st = fstat(fd)?;
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o700 == 0o700 || !mine(&st) {
+        return None;
+    }
+    // SAFETY: plain fchmod on a live descriptor.
+    (unsafe { libc::fchmod(fd.as_raw_fd(), mode | 0o700) } == 0).then_some(mode)
+}
+
+fn give_back(fd: BorrowedFd<'_>, mode: Option<libc::mode_t>) {
+    if let Some(m) = mode {
+        // SAFETY: plain fchmod on a live descriptor.
+        unsafe { libc::fchmod(fd.as_raw_fd(), m) };
+    }
 }
 
 fn cname(s: &str) -> CString {
     // the names used here are literals without NUL bytes
     CString::new(s).unwrap_or_default()
+}
+
+fn c_path(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
 }
 
 /// Filesystems that hold no files a command could write.
@@ -150,165 +237,321 @@ fn pseudo_fs(fd: BorrowedFd<'_>) -> bool {
     pseudo.contains(&t)
 }
 
+fn libc_cwd() -> BorrowedFd<'static> {
+    // SAFETY: AT_FDCWD is a constant every *at call accepts; it is never closed.
+    unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) }
+}
+
 impl Auditor {
-    fn walk_root(&mut self, root: &Path) {
-        let Ok(c) = CString::new(root.as_os_str().as_bytes()) else { return };
-        let fd = match open_dir(libc_cwd(), &c) {
-            Ok(fd) => fd,
-            Err(e) => return self.report.unchecked.push(format!("{}: {e}", root.display())),
-        };
-        let below_git = (root.file_name() == Some(OsStr::new(".git"))).then_some(0);
-        let mut stack = vec![Pending { path: root.to_path_buf(), fd, below_git }];
-        while let Some(dir) = stack.pop() {
-            if self.report.entries >= MAX_ENTRIES {
-                self.report.unchecked.push(format!(
-                    "{} and what was left of the walk: more than {MAX_ENTRIES} entries",
-                    dir.path.display()
-                ));
-                return;
-            }
-            self.read_dir(dir, &mut stack);
-        }
-    }
-
-    fn read_dir(&mut self, dir: Pending, stack: &mut Vec<Pending>) {
-        if pseudo_fs(dir.fd.as_fd()) {
-            return;
-        }
-        let dup = match nix::unistd::dup(&dir.fd) {
-            Ok(d) => d,
-            Err(e) => return self.report.unchecked.push(format!("{}: {e}", dir.path.display())),
-        };
-        let mut listing = match Dir::from_fd(dup) {
-            Ok(l) => l,
-            Err(e) => return self.report.unchecked.push(format!("{}: {e}", dir.path.display())),
-        };
-        let mut has_head = false;
-        let mut subdirs: Vec<CString> = Vec::new();
-        for entry in listing.iter() {
-            let Ok(entry) = entry else {
-                self.report.unchecked.push(format!("{}: unreadable entries", dir.path.display()));
-                break;
-            };
-            self.report.entries += 1;
-            let name = entry.file_name();
-            match name.to_bytes() {
-                b"." | b".." => continue,
-                b"HEAD" => has_head = true,
-                _ => {}
-            }
-            let is_dir = match entry.file_type() {
-                Some(t) => t == Type::Directory,
-                None => lstat_at(dir.fd.as_fd(), name).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR),
-            };
-            if is_dir {
-                subdirs.push(name.to_owned());
-            }
-        }
-        if has_head {
-            let ups = dir.below_git.map_or(0, |n| n + 1);
-            self.check_git_dir(dir.fd.as_fd(), &dir.path, ups);
-        }
-        for name in subdirs {
-            let path = dir.path.join(OsStr::from_bytes(name.as_bytes()));
-            let below_git = match dir.below_git {
-                Some(n) => Some(n + 1),
-                None => (name.as_bytes() == b".git").then_some(0),
-            };
-            match open_dir(dir.fd.as_fd(), &name) {
-                Ok(fd) => stack.push(Pending { path, fd, below_git }),
-                // replaced by something else since it was listed: nothing of the command's
-                // runs any more, so only the host did that
-                Err(nix::errno::Errno::ENOTDIR | nix::errno::Errno::ELOOP | nix::errno::Errno::ENOENT) => {}
-                Err(e) => self.report.unchecked.push(format!("{}: {e}", path.display())),
-            }
-        }
-    }
-
     fn changed(&self, st: &libc::stat) -> bool {
         Stamp::ctime(st) >= self.since
     }
 
-    /// `dir` holds a `HEAD`: git may take it for a git directory.
-    fn check_git_dir(&mut self, dir: BorrowedFd<'_>, path: &Path, ups: usize) {
+    fn unchecked(&mut self, what: String) {
+        self.report.unchecked.push(what);
+    }
+
+    fn walk_root(&mut self, root: &Path) {
+        let fd = match open_dir(libc_cwd(), &c_path(root)) {
+            Ok(fd) => fd,
+            Err(e) => return self.unchecked(format!("{}: {e}", root.display())),
+        };
+        let restore = open_up(fd.as_fd());
+        let mut stack = vec![Pending { path: root.to_path_buf(), fd, restore }];
+        while let Some(dir) = stack.pop() {
+            if self.report.entries >= MAX_ENTRIES {
+                give_back(dir.fd.as_fd(), dir.restore);
+                self.unchecked(format!(
+                    "{} and what is left below it: more than {MAX_ENTRIES} entries",
+                    dir.path.display()
+                ));
+                continue;
+            }
+            self.read_dir(&dir, &mut stack);
+            give_back(dir.fd.as_fd(), dir.restore);
+        }
+    }
+
+    fn read_dir(&mut self, dir: &Pending, stack: &mut Vec<Pending>) {
+        if pseudo_fs(dir.fd.as_fd()) {
+            return;
+        }
+        let names: Vec<(CString, Option<Type>)> = match nix::unistd::dup(&dir.fd).and_then(Dir::from_fd) {
+            Ok(mut l) => {
+                let mut v = Vec::new();
+                for e in l.iter() {
+                    match e {
+                        Ok(e) => v.push((e.file_name().to_owned(), e.file_type())),
+                        Err(err) => {
+                            self.unchecked(format!("{}: {err}", dir.path.display()));
+                            break;
+                        }
+                    }
+                }
+                v
+            }
+            Err(e) => return self.unchecked(format!("{}: {e}", dir.path.display())),
+        };
+        let mut head = false;
+        for (name, kind) in names {
+            let b = name.as_bytes();
+            if b == b"." || b == b".." {
+                continue;
+            }
+            self.report.entries += 1;
+            let kind = match kind {
+                Some(k) => Some(k),
+                None => match lstat_at(dir.fd.as_fd(), &name) {
+                    Ok(Some(st)) if is_dir(&st) => Some(Type::Directory),
+                    _ => None,
+                },
+            };
+            if b == b"HEAD" {
+                head = true;
+            }
+            if b == b".git" && kind != Some(Type::Directory) {
+                self.note_gitfile(dir.fd.as_fd(), &dir.path);
+            }
+            if kind == Some(Type::Directory) {
+                let path = dir.path.join(OsStr::from_bytes(b));
+                if let Some(child) = self.open_child(dir.fd.as_fd(), &dir.path, &name) {
+                    stack.push(Pending { path, fd: child.0, restore: child.1 });
+                }
+            }
+        }
+        // a `.git` without `HEAD` is no git directory yet, but what is written there now
+        // would count as soon as one appears
+        if head || dir.path.file_name() == Some(OsStr::new(".git")) {
+            self.check_git_dir(dir.fd.as_fd(), &dir.path, false);
+        }
+    }
+
+    /// Opens a subdirectory to walk, opening it up first if the command locked srt out;
+    /// what cannot be opened is moved aside.
+    fn open_child(
+        &mut self,
+        parent: BorrowedFd<'_>,
+        path: &Path,
+        name: &CStr,
+    ) -> Option<(OwnedFd, Option<libc::mode_t>)> {
+        match open_dir(parent, name) {
+            Ok(fd) => {
+                let restore = open_up(fd.as_fd());
+                return Some((fd, restore));
+            }
+            // replaced by something else since it was listed: only the host can have done
+            // that, nothing of the command's runs any more
+            Err(Errno::ENOTDIR | Errno::ELOOP | Errno::ENOENT) => return None,
+            Err(Errno::EACCES) => {}
+            Err(e) => {
+                let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
+                self.quarantine(parent, path, &n, format!("could not be checked ({e})"));
+                return None;
+            }
+        }
+        if let Ok(Some(st)) = lstat_at(parent, name) {
+            if mine(&st) {
+                let mode = st.st_mode & 0o7777;
+                // SAFETY: live descriptor, NUL-terminated name; a directory, so no symlink
+                // is followed (and nothing of the command's runs to swap it).
+                unsafe { libc::fchmodat(parent.as_raw_fd(), name.as_ptr(), mode | 0o700, 0) };
+                if let Ok(fd) = open_dir(parent, name) {
+                    return Some((fd, Some(mode)));
+                }
+            }
+        }
+        let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
+        self.quarantine(parent, path, &n, "a directory srt could not open to check".into());
+        None
+    }
+
+    /// A `.git` that is a file (`gitdir: X`) or a symlink, made during the run: X is a git
+    /// directory to check in full after the walk.
+    fn note_gitfile(&mut self, dir: BorrowedFd<'_>, path: &Path) {
+        let name = cname(".git");
+        let Ok(Some(st)) = lstat_at(dir, &name) else { return };
+        if !self.changed(&st) {
+            return;
+        }
+        let target = match st.st_mode & libc::S_IFMT {
+            libc::S_IFLNK => nix::fcntl::readlinkat(dir, name.as_c_str()).ok().map(PathBuf::from),
+            libc::S_IFREG => self.read(dir, path, &name).ok().and_then(|t| {
+                let t = String::from_utf8_lossy(&t).into_owned();
+                t.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(|x| PathBuf::from(x.trim()))
+            }),
+            _ => None,
+        };
+        if let Some(t) = target {
+            self.later.push(path.join(t));
+        }
+    }
+
+    /// Checks in full the git directory a `.git` file or symlink names, wherever it lies
+    /// inside the writable trees (outside them the command could not have written it).
+    fn check_named(&mut self, target: &Path) {
+        let Ok(fd) = nix::fcntl::open(target, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
+        else {
+            return;
+        };
+        let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) else { return };
+        if !self.roots.iter().any(|r| real.starts_with(r)) {
+            return;
+        }
+        let restore = open_up(fd.as_fd());
+        self.check_git_dir(fd.as_fd(), &real, true);
+        give_back(fd.as_fd(), restore);
+    }
+
+    /// `dir` may be a git directory. `full`: check every file, whatever its age.
+    fn check_git_dir(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
+        if self.trusted.iter().any(|g| g == path) {
+            // a repository at launch, guarded by the rules all along: only what changed
+            return self.check_files(dir, path, false);
+        }
+        let head = lstat_at(dir, &cname("HEAD"));
+        let became = fstat(dir).is_some_and(|st| self.changed(&st))
+            || matches!(head, Ok(Some(ref st)) if self.changed(st))
+            || head.is_err();
+        self.check_files(dir, path, full || became);
+    }
+
+    fn check_files(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
+        if full {
+            if let Some(st) = fstat(dir) {
+                if self.done.contains(&(st.st_dev, st.st_ino)) {
+                    return;
+                }
+                self.done.push((st.st_dev, st.st_ino));
+            }
+        }
+        let ups = ups_for(path);
         for name in ["config", "config.worktree"] {
             let c = cname(name);
-            let Some(st) = lstat_at(dir, &c) else { continue };
-            if !self.changed(&st) || self.allow_git_config {
+            let st = match lstat_at(dir, &c) {
+                Ok(Some(st)) => st,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.quarantine_self(path, format!("{name} could not be checked ({e})"));
+                    return;
+                }
+            };
+            if !(full || self.changed(&st)) || self.allow_git_config {
                 continue;
             }
             if st.st_mode & libc::S_IFMT != libc::S_IFREG {
                 self.quarantine(dir, path, name, "a git config that is not a plain file".into());
                 continue;
             }
-            match read_capped(dir, &c) {
+            match self.read(dir, path, &c) {
                 Ok(text) => {
                     if let Err(refusal) = git_config::check_at(&text, ups) {
                         self.quarantine(dir, path, name, refusal.to_string());
                     }
                 }
-                Err(e) => self.report.unchecked.push(format!("{}/{name}: {e}", path.display())),
+                Err(e) => self.quarantine(dir, path, name, format!("could not be read to check ({e})")),
             }
         }
-        self.check_commondir(dir, path, ups);
-        self.check_hooks(dir, path);
+        self.check_commondir(dir, path, full);
+        self.check_hooks(dir, path, full);
     }
 
-    /// git writes `commondir` only in `worktrees/<id>/`, as `../..`: a path to an ancestor.
-    /// Anything else would send git to a config and hooks nobody checked.
-    fn check_commondir(&mut self, dir: BorrowedFd<'_>, path: &Path, ups: usize) {
-        let c = cname("commondir");
-        let Some(st) = lstat_at(dir, &c) else { return };
-        if !self.changed(&st) {
-            return;
+    /// Moves the git directory at `path` itself aside.
+    fn quarantine_self(&mut self, path: &Path, why: String) {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return };
+        match open_dir(libc_cwd(), &c_path(parent)) {
+            Ok(p) => self.quarantine(p.as_fd(), parent, &name.to_string_lossy(), why),
+            Err(e) => self.unchecked(format!("{}: {why}; and its directory: {e}", path.display())),
         }
-        let text = if st.st_mode & libc::S_IFMT == libc::S_IFREG { read_capped(dir, &c).ok() } else { None };
+    }
+
+    /// git writes `commondir` only in `worktrees/<id>/`, as `../..`: a path to an ancestor,
+    /// which is then a git directory checked in full. Anything else is moved aside.
+    fn check_commondir(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
+        let c = cname("commondir");
+        let st = match lstat_at(dir, &c) {
+            Ok(Some(st)) => st,
+            Ok(None) => return,
+            Err(e) => return self.quarantine_self(path, format!("commondir could not be checked ({e})")),
+        };
+        let text = if st.st_mode & libc::S_IFMT == libc::S_IFREG { self.read(dir, path, &c).ok() } else { None };
         let steps = text.as_deref().and_then(|t| std::str::from_utf8(t).ok()).and_then(|t| {
             let t = t.trim_end_matches('\n');
             let parts: Vec<&str> = t.split('/').collect();
             (!t.is_empty() && parts.iter().all(|p| *p == "..")).then_some(parts.len())
         });
-        let target = steps.and_then(|n| path.ancestors().nth(n).map(|a| (n, a.to_path_buf())));
-        match target {
-            Some((n, common)) => {
-                let Ok(cpath) = CString::new(common.as_os_str().as_bytes()) else { return };
-                match open_dir(libc_cwd(), &cpath) {
-                    Ok(fd) => self.check_git_dir(fd.as_fd(), &common, ups.saturating_sub(n)),
-                    Err(e) => self.report.unchecked.push(format!("{}: {e}", common.display())),
+        match steps.and_then(|n| path.ancestors().nth(n).map(Path::to_path_buf)) {
+            Some(common) => match open_dir(libc_cwd(), &c_path(&common)) {
+                Ok(fd) => {
+                    let restore = open_up(fd.as_fd());
+                    self.check_git_dir(fd.as_fd(), &common, true);
+                    give_back(fd.as_fd(), restore);
                 }
+                Err(e) => self.unchecked(format!("{}: {e}", common.display())),
+            },
+            None if full || self.changed(&st) => {
+                self.quarantine(dir, path, "commondir", "commondir must lead to a directory above it".into())
             }
-            None => self.quarantine(dir, path, "commondir", "commondir must lead to a directory above it".into()),
+            None => {}
         }
     }
 
-    fn check_hooks(&mut self, dir: BorrowedFd<'_>, path: &Path) {
+    fn check_hooks(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
         let c = cname("hooks");
-        let Some(st) = lstat_at(dir, &c) else { return };
-        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
-            if self.changed(&st) {
+        let st = match lstat_at(dir, &c) {
+            Ok(Some(st)) => st,
+            Ok(None) => return,
+            Err(e) => return self.quarantine_self(path, format!("hooks could not be checked ({e})")),
+        };
+        if !is_dir(&st) {
+            if full || self.changed(&st) {
                 self.quarantine(dir, path, "hooks", "hooks that is not a plain directory".into());
             }
             return;
         }
         let hooks_path = path.join("hooks");
-        let fd = match open_dir(dir, &c) {
-            Ok(fd) => fd,
-            Err(e) => return self.report.unchecked.push(format!("{}: {e}", hooks_path.display())),
-        };
+        let Some((fd, restore)) = self.open_child(dir, path, &c) else { return };
         let names: Vec<CString> = match nix::unistd::dup(&fd).and_then(Dir::from_fd) {
             Ok(mut l) => l.iter().flatten().map(|e| e.file_name().to_owned()).collect(),
-            Err(e) => return self.report.unchecked.push(format!("{}: {e}", hooks_path.display())),
+            Err(e) => {
+                give_back(fd.as_fd(), restore);
+                return self.quarantine(dir, path, "hooks", format!("could not be listed ({e})"));
+            }
         };
         for name in names {
             let b = name.as_bytes();
             if b == b"." || b == b".." || b.ends_with(b".sample") || b.ends_with(b".srt-quarantined") {
                 continue;
             }
-            if lstat_at(fd.as_fd(), &name).is_some_and(|st| self.changed(&st)) {
+            let judge = match lstat_at(fd.as_fd(), &name) {
+                Ok(Some(st)) => full || self.changed(&st),
+                Ok(None) => false,
+                Err(_) => true,
+            };
+            if judge {
                 let n = String::from_utf8_lossy(b).into_owned();
                 self.quarantine(fd.as_fd(), &hooks_path, &n, "a hook git would run".into());
             }
         }
+        give_back(fd.as_fd(), restore);
+    }
+
+    /// Reads a small file, giving its owner read permission for the moment if needed.
+    fn read(&mut self, dir: BorrowedFd<'_>, _path: &Path, name: &CStr) -> std::io::Result<Vec<u8>> {
+        match read_capped(dir, name) {
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) => {}
+            other => return other,
+        }
+        let Ok(Some(st)) = lstat_at(dir, name) else { return Err(std::io::Error::from_raw_os_error(libc::EACCES)) };
+        if !mine(&st) || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+        }
+        let mode = st.st_mode & 0o7777;
+        // SAFETY: live descriptor, NUL-terminated name of a regular file.
+        unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode | 0o400, 0) };
+        let r = read_capped(dir, name);
+        // SAFETY: as above, giving the mode back.
+        unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) };
+        r
     }
 
     /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken).
@@ -325,18 +568,13 @@ impl Auditor {
                 self.report.quarantined.push(Quarantined { path: path.join(name), moved_to: path.join(&to), why });
                 return;
             }
-            if nix::errno::Errno::last() != nix::errno::Errno::EEXIST {
+            if Errno::last() != Errno::EEXIST {
                 break;
             }
         }
         let e = std::io::Error::last_os_error();
-        self.report.unchecked.push(format!("{}: could not move it aside ({e}): {why}", path.join(name).display()));
+        self.unchecked(format!("{}: could not move it aside ({e}): {why}", path.join(name).display()));
     }
-}
-
-fn libc_cwd() -> BorrowedFd<'static> {
-    // SAFETY: AT_FDCWD is a constant every *at call accepts; it is never closed.
-    unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
 
 fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
@@ -348,7 +586,8 @@ fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
     Ok(text)
 }
 
-/// Tells the user what the audit did, one line per file.
+/// Tells the user what the audit did, one line per file. What could not be checked is an
+/// error: a later host `git` there may run what the command planted.
 pub fn tell(report: &Report) {
     for q in &report.quarantined {
         crate::warn!(
@@ -359,7 +598,9 @@ pub fn tell(report: &Report) {
         );
     }
     for u in &report.unchecked {
-        crate::warn!("could not check for planted git configuration: {u}");
+        eprintln!(
+            "srt: error: could not check for planted git configuration: {u}; do not run git there before looking"
+        );
     }
 }
 

@@ -24,7 +24,7 @@ impl Tree {
         self.0.join(rel).symlink_metadata().is_ok()
     }
     fn audit(&self) -> Report {
-        audit(std::slice::from_ref(&self.0), Stamp { sec: 0, nsec: 0 }, false)
+        audit(std::slice::from_ref(&self.0), Stamp { sec: 0, nsec: 0 }, &[], false)
     }
 }
 
@@ -99,7 +99,7 @@ fn files_unchanged_during_the_run_are_left_alone() {
     t.file("r/.git/config", FSMONITOR);
     t.file("r/.git/hooks/pre-commit", "#!/bin/sh\n");
     let later = Stamp { sec: i64::MAX, nsec: 0 };
-    let r = audit(std::slice::from_ref(&t.0), later, false);
+    let r = audit(std::slice::from_ref(&t.0), later, &[], false);
     assert!(r.quarantined.is_empty(), "{r:?}");
     assert!(t.exists("r/.git/config"));
 }

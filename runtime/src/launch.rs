@@ -153,9 +153,45 @@ impl TmpDir {
     }
 }
 
+impl TmpDir {
+    /// Removes the directory and everything in it. The command may have taken its own
+    /// rights away from directories in it (`chmod 555`); srt, their owner, gives them back
+    /// first. `Err` with the path when something is left.
+    fn remove(&self) -> Result<(), std::io::Error> {
+        match std::fs::remove_dir_all(&self.0) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                open_up_tree(&self.0, 0);
+                std::fs::remove_dir_all(&self.0)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Gives the owner full rights on every directory below `dir` (never following symlinks),
+/// so that it can be removed. Nothing of the command's runs any more to swap entries.
+fn open_up_tree(dir: &Path, depth: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    if depth > 4096 {
+        return;
+    }
+    let Ok(m) = dir.symlink_metadata() else { return };
+    if !m.is_dir() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode((m.permissions().mode() & 0o7777) | 0o700));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                open_up_tree(&e.path(), depth + 1);
+            }
+        }
+    }
+}
+
 impl Drop for TmpDir {
     fn drop(&mut self) {
-        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+        if let Err(e) = self.remove() {
             crate::warn!("could not remove {}: {e}", self.0.display());
         }
     }
@@ -287,6 +323,9 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
 
     let (ours, theirs) = seqpacket_pair()?;
     let started = crate::git_audit::Stamp::run_start();
+    // guarded git directories that already were repositories: their files are the user's
+    let trusted: Vec<PathBuf> =
+        prepared.policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect();
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
@@ -319,20 +358,35 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let signal_target = if namespaced { pid } else { -pid };
     let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
     reaper::kill_all_descendants();
+    // the TMPDIR goes first; if something of it stays, the audit walks it too
+    let kept = match tmp.remove() {
+        Ok(()) => None,
+        Err(e) => {
+            crate::warn!("could not remove {}: {e}", tmp.0.display());
+            Some(tmp.0.clone())
+        }
+    };
     if prepared.fs_enabled {
-        audit_git(&prepared.policy, &tmp.0, started);
+        audit_git(&prepared.policy, &tmp.0, kept, &trusted, started);
     }
-    drop(tmp);
+    std::mem::forget(tmp); // removed, or reported and audited above
     status
 }
 
 /// With every process of the command gone: moves aside what it planted in git
 /// repositories the rules could not follow ([`crate::git_audit`]). The run's own TMPDIR
-/// is removed next, so it is not walked.
-fn audit_git(policy: &crate::policy::FsPolicy, tmp: &Path, started: crate::git_audit::Stamp) {
+/// was removed just before; what the command kept of it is walked too.
+fn audit_git(
+    policy: &crate::policy::FsPolicy,
+    tmp: &Path,
+    kept: Option<PathBuf>,
+    trusted: &[PathBuf],
+    started: crate::git_audit::Stamp,
+) {
     let t = std::time::Instant::now();
-    let roots: Vec<PathBuf> = policy.write.iter().filter(|w| !w.starts_with(tmp)).cloned().collect();
-    let report = crate::git_audit::audit(&roots, started, policy.allow_git_config);
+    let mut roots: Vec<PathBuf> = policy.write.iter().filter(|w| !w.starts_with(tmp)).cloned().collect();
+    roots.extend(kept);
+    let report = crate::git_audit::audit(&roots, started, trusted, policy.allow_git_config);
     tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git audit");
     crate::git_audit::tell(&report);
 }

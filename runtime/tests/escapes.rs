@@ -22,5 +22,6 @@ mod escape {
     mod review_metadata;
     mod review_rules;
     mod review_second;
+    mod review_third;
     mod syscalls;
 }

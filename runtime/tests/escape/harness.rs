@@ -110,6 +110,8 @@ pub struct Scenario {
     pub settings_flag: bool,
     /// srt (or the wrapper) is killed, and the scenario fails, after this long.
     pub time_limit: Duration,
+    /// A second srt run in the same directories, after the first ("a later tool call").
+    pub then: Option<String>,
 }
 
 /// Where the scenario's settings file is written.
@@ -142,6 +144,7 @@ impl Scenario {
             settings_file: SettingsFile::Beside,
             settings_flag: true,
             time_limit: Duration::from_secs(30),
+            then: None,
         }
     }
     pub fn setup(mut self, f: impl Fn(&Env) + 'static) -> Self {
@@ -230,6 +233,12 @@ impl Scenario {
         self.settings_file = SettingsFile::Absent;
         self.no_settings_flag()
     }
+    /// After the attempt, srt runs again with `cmd`, same settings and mode (an agent's
+    /// next tool call); the checks see both outputs.
+    pub fn then(mut self, cmd: &str) -> Self {
+        self.then = Some(cmd.into());
+        self
+    }
     /// srt (or the wrapper) must be done within `limit` (default 30 s).
     pub fn within(mut self, limit: Duration) -> Self {
         self.time_limit = limit;
@@ -273,7 +282,15 @@ impl Scenario {
             mode,
             limit: self.time_limit,
         };
-        let out = run_srt(&env, &run);
+        let mut out = run_srt(&env, &run);
+        if let Some(second) = &self.then {
+            // ctime has a coarse clock and srt allows a second's margin: start the next run
+            // clearly later, as a later tool call would
+            std::thread::sleep(Duration::from_millis(1100));
+            let again = run_srt(&env, &Run { cmd: second, ..run });
+            out.text.push_str(&again.text);
+            out.timed_out |= again.timed_out;
+        }
         let mut failures: Vec<String> = Vec::new();
         if out.timed_out {
             failures.push(format!("srt did not finish within {:?}: {}", self.time_limit, out.text));
