@@ -3,8 +3,10 @@
 # it writes in its working directory, then tries to leave it and to reach the network.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# the demo's network attempt needs curl
+command -v curl >/dev/null 2>&1 || bash "$root/scripts/deps.sh"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p srt-runtime
-work="$(mktemp -d)"
+work="$(mktemp -d -t srt-demo.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 echo "running in $work with the built-in default policy" >&2
