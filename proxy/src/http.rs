@@ -42,8 +42,26 @@ pub async fn serve<S: ClientStream>(stream: S, peer: String, shared: Arc<Shared>
     let _ = b.serve_connection(io, svc).with_upgrades().await;
 }
 
+/// The reason phrase of a refusal: clients (pip, npm, git, Go, urllib) print the status
+/// line and nothing else, so it says what happened (RFC 9110 allows any visible text).
+fn reason_phrase(error: &str) -> Option<&'static [u8]> {
+    match error {
+        "blocked-by-allowlist" => Some(b"Blocked by sandbox network allowlist (host not allowed)"),
+        "blocked-by-denylist" => Some(b"Blocked by sandbox network policy (host denied)"),
+        "blocked-by-resolved-address" => Some(b"Blocked by sandbox network policy (address not allowed)"),
+        "proxy-auth-required" => Some(b"Proxy Authentication Required (sandbox proxy token missing or wrong)"),
+        _ => None,
+    }
+}
+
 fn text(status: u16, error: &str, message: &str) -> Response<Body> {
-    let body = format!("{message}\n");
+    // srt 0.0.83's words for a refused host, then the detail
+    let body = match error {
+        "blocked-by-allowlist" | "blocked-by-denylist" | "blocked-by-resolved-address" => {
+            format!("Connection blocked by network allowlist: {message}\n")
+        }
+        _ => format!("{message}\n"),
+    };
     let mut r = Response::new(Full::new(Bytes::from(body)).map_err(|never| match never {}).boxed());
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
     let h = r.headers_mut();
@@ -52,6 +70,9 @@ fn text(status: u16, error: &str, message: &str) -> Response<Body> {
         h.insert("x-proxy-error", v);
     }
     h.insert("connection", HeaderValue::from_static("close"));
+    if let Some(p) = reason_phrase(error) {
+        r.extensions_mut().insert(hyper::ext::ReasonPhrase::from_static(p));
+    }
     r
 }
 
@@ -76,6 +97,11 @@ impl Ctx<'_> {
             "error"
         };
         self.shared.metrics.request(self.kind, decision, reason);
+        if status == 403 {
+            let host = self.fields.get("host").and_then(Value::as_str).unwrap_or_default().to_string();
+            let port = self.fields.get("port").and_then(Value::as_u64).and_then(|p| u16::try_from(p).ok());
+            self.shared.note_refused(&host, port.unwrap_or(0), reason);
+        }
         self.shared.log.event("decision", self.fields);
     }
 }

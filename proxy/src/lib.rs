@@ -19,7 +19,7 @@ pub mod target;
 pub mod tunnel;
 
 pub use policy::{DenyBy, Policy, Verdict};
-pub use server::{serve, Limits, Listener, Shared};
+pub use server::{serve, Limits, Listener, Refused, Shared};
 
 /// Serves `GET /metrics` (Prometheus text) on its own listener.
 pub async fn serve_metrics(listener: tokio::net::TcpListener, shared: std::sync::Arc<Shared>) {

@@ -57,7 +57,20 @@ pub struct Shared {
     pub dialer: crate::dial::Dialer,
     conns: Arc<Semaphore>,
     next: AtomicU64,
+    /// Hosts refused so far (`srt` names them at exit), each once, at most [`MAX_REFUSED`].
+    refused: std::sync::Mutex<Vec<Refused>>,
 }
+
+/// A host the policy refused: what `srt` tells the user at exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub host: String,
+    pub port: u16,
+    /// The `X-Proxy-Error` value (`blocked-by-allowlist`, ...).
+    pub reason: &'static str,
+}
+
+const MAX_REFUSED: usize = 64;
 
 impl Shared {
     pub fn new(policy: Policy, token: Option<String>, resolver: Resolver, limits: Limits, log: Log) -> Arc<Shared> {
@@ -78,7 +91,22 @@ impl Shared {
             metrics: Arc::new(Metrics::default()),
             own: crate::addr::own_addresses(),
             next: AtomicU64::new(1),
+            refused: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Remembers a refused host (once per host, port and reason).
+    pub fn note_refused(&self, host: &str, port: u16, reason: &'static str) {
+        let Ok(mut r) = self.refused.lock() else { return };
+        let entry = Refused { host: host.to_string(), port, reason };
+        if r.len() < MAX_REFUSED && !r.contains(&entry) {
+            r.push(entry);
+        }
+    }
+
+    /// The hosts refused so far.
+    pub fn refused(&self) -> Vec<Refused> {
+        self.refused.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     pub fn next_id(&self) -> u64 {

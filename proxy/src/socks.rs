@@ -44,6 +44,9 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
         f.insert("reason".into(), reason.into());
         f.insert("duration_ms".into(), dial::ms(start.elapsed()));
         shared.metrics.request("socks", if allow { "allow" } else { "deny" }, reason);
+        if code == 0x02 {
+            shared.note_refused(&t.host.to_string(), t.port, reason);
+        }
         shared.log.event("decision", f);
     };
     let verdict = shared.policy.load().decide(&t);

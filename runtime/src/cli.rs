@@ -48,6 +48,15 @@ pub struct Cli {
     /// (split-horizon names, tests). Trusted as written. Repeatable.
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub resolve: Vec<String>,
+    /// srt 0.0.83's live settings updates: read one complete settings JSON per line from
+    /// descriptor N while the command runs; each replaces the network policy (the
+    /// filesystem rules of a running command cannot change). N is not passed on.
+    #[arg(long, value_name = "N")]
+    pub control_fd: Option<i32>,
+    /// Do not name the hosts the proxy refused (by default one line each on stderr at exit:
+    /// `srt: network: refused example.com:443 (not in allowedDomains)`).
+    #[arg(long)]
+    pub no_network_hints: bool,
     /// The command and its arguments (quoted for `bash -c`, boundaries preserved).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -60,6 +69,10 @@ pub fn main() -> i32 {
     if args.get(1).is_some_and(|a| a == "explain") {
         args[1] = "--explain".into();
     }
+    if let Err(msg) = crate::cli_args::check(&args) {
+        eprintln!("{msg}");
+        return 2;
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -68,17 +81,34 @@ pub fn main() -> i32 {
         }
     };
     init_logging(cli.debug);
+    let cli_settings = cli.settings.clone();
+    let home_settings = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".srt-settings.json"));
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e}");
             if matches!(e, LaunchError::Settings(_)) {
                 eprintln!(
-                    "Refusing to run with the built-in defaults, which would drop the rules --settings asked for."
+                    "Refusing to run with the built-in defaults, which would drop the rules {} asked for.",
+                    settings_source(&cli_settings, home_settings.as_deref())
                 );
             }
             1
         }
+    }
+}
+
+/// Where the settings that failed came from, as the user would name it.
+fn settings_source(flag: &Option<PathBuf>, home: Option<&std::path::Path>) -> String {
+    if let Some(p) = flag {
+        return format!("--settings {}", p.display());
+    }
+    if let Some(p) = std::env::var_os("SRT_SETTINGS_PATH").filter(|p| !p.is_empty()) {
+        return format!("$SRT_SETTINGS_PATH ({})", PathBuf::from(p).display());
+    }
+    match home {
+        Some(h) => format!("{} (read because no --settings was given)", h.display()),
+        None => "the settings file".into(),
     }
 }
 
@@ -87,7 +117,12 @@ fn init_logging(debug: bool) {
     if !debug && std::env::var_os("SRT_DEBUG").is_none() && spec.is_none() {
         return; // no subscriber: tracing's macros cost nothing then
     }
-    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false);
+    use std::io::IsTerminal;
+    // colour codes only for a person at a terminal, never into logs and pipes
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal());
     let _ = match spec {
         Some(spec) => builder.with_env_filter(tracing_subscriber::EnvFilter::new(spec)).try_init(),
         None => builder.with_max_level(tracing::Level::DEBUG).try_init(),
@@ -147,5 +182,7 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
         mode: cli.network_mode,
         resolve: cli.resolve,
         settings_files,
+        control_fd: cli.control_fd,
+        network_hints: !cli.no_network_hints,
     })
 }

@@ -54,14 +54,15 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// Now, minus a margin: ctime comes from the coarse clock, which may lag the fine one
-    /// by a timer tick, so a change made right after launch must not look older.
+    /// Now, on the clock the kernel stamps ctime from (the coarse one; with multigrain
+    /// timestamps a change may get a finer stamp, never an earlier one), so everything
+    /// changed from now on has a ctime at or after it. A change in the same clock tick
+    /// just before launch counts as during the run: checked, never missed.
     pub fn run_start() -> Stamp {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_gettime writes into a local timespec.
         unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-        let sec = ts.tv_sec - 1;
-        Stamp { sec, nsec: ts.tv_nsec }
+        Stamp { sec: ts.tv_sec, nsec: ts.tv_nsec }
     }
 
     fn ctime(st: &libc::stat) -> Stamp {

@@ -42,6 +42,13 @@ pub fn plan(policy: &FsPolicy) -> Plan {
             if !rights.list && path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
                 rights.list = true;
             }
+            // A denied path inside a writable tree must not be moved out from under its
+            // rule by a rename the kernel allows: its directory and the ones above are split
+            // for writing, so renames and links there go to the supervisor, which refuses
+            // any that would make it readable. Below it, writing stays native.
+            if policy.deny_read.contains(&path) && !rights.read && policy.in_write_tree(&path) {
+                rights.write = false;
+            }
             Bound { path, rights }
         })
         .collect();
@@ -148,6 +155,22 @@ mod tests {
         assert_eq!(rights_of(&plan, &w.join(".git/hooks")), None);
         assert_eq!(rights_of(&plan, &w.join("link")), None, "symlinks never get rules");
         assert_eq!(plan.split_write_dirs, vec![w.clone(), w.join(".git")]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_denied_directory_cannot_be_renamed_natively() {
+        let root = tree();
+        let w = root.join("w");
+        std::fs::create_dir_all(w.join("src/secrets/inner")).unwrap();
+        let policy = FsPolicy { write: vec![w.clone()], deny_read: vec![w.join("src/secrets")], ..FsPolicy::default() };
+        let plan = plan(&policy);
+        assert!(plan.split_write_dirs.contains(&w.join("src")), "{:?}", plan.split_write_dirs);
+        assert!(rights_of(&plan, &w.join("src")).is_none_or(|r| !r.write), "no write rule above the denied path");
+        assert!(
+            rights_of(&plan, &w.join("src/secrets")).is_some_and(|r| r.write && !r.read),
+            "writing inside stays native"
+        );
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -30,6 +30,10 @@ pub struct Options {
     pub resolve: Vec<String>,
     /// Settings files that decide later runs; never writable by the command.
     pub settings_files: Vec<PathBuf>,
+    /// `--control-fd`: live network policy updates, one settings JSON per line.
+    pub control_fd: Option<RawFd>,
+    /// Name the hosts the proxy refused, on stderr at exit.
+    pub network_hints: bool,
 }
 
 /// How the command's network is confined (see README, "Network modes").
@@ -243,6 +247,8 @@ pub fn probe_mode(mode: NetworkMode, settings: &Settings, settings_files: &[Path
                 mode: NetworkMode::Namespace,
                 resolve: Vec::new(),
                 settings_files: settings_files.to_vec(),
+                control_fd: None,
+                network_hints: false,
             };
             let reason = match run_in(&opts, NetworkMode::Namespace) {
                 Ok(_) => String::new(),
@@ -277,6 +283,13 @@ pub fn probe_mode(mode: NetworkMode, settings: &Settings, settings_files: &[Path
 const PLAN_ATTEMPTS: usize = 3;
 
 fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
+    if let Some(fd) = opts.control_fd {
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(LaunchError::Proxy(format!("--control-fd {fd} is not an open descriptor ({e})")));
+        }
+    }
     let tmp = TmpDir::create()?;
     let namespaced = mode == NetworkMode::Namespace;
     let mut attempt = 0;
@@ -349,7 +362,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         unsafe { libc::kill(pid, libc::SIGKILL) };
         return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
     }
-    net.start(inside, opts.debug)?;
+    let proxy = net.start(inside, opts.debug, opts.control_fd)?;
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
@@ -358,6 +371,11 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let signal_target = if namespaced { pid } else { -pid };
     let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
     reaper::kill_all_descendants();
+    if opts.network_hints {
+        for line in crate::net::hints(&proxy.map(|p| p.refused()).unwrap_or_default()) {
+            eprintln!("{line}");
+        }
+    }
     // the TMPDIR goes first; if something of it stays, the audit walks it too
     let kept = match tmp.remove() {
         Ok(()) => None,

@@ -11,6 +11,7 @@ macro_rules! warn {
 
 pub mod child;
 pub mod cli;
+mod cli_args;
 pub mod error;
 pub mod explain;
 mod explain_fs;

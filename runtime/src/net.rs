@@ -113,13 +113,29 @@ impl Net {
     /// Serves the proxy on its own thread (the command already runs; srt stays its parent),
     /// on our own loopback listener or, in namespace mode, on the listeners made inside
     /// the command's network namespace.
-    pub fn start(self, inside: Vec<TcpListener>, debug: bool) -> Result<(), LaunchError> {
+    /// Returns the proxy's state, to ask at exit which hosts it refused (`None` with an
+    /// existing proxy).
+    pub fn start(
+        self,
+        inside: Vec<TcpListener>,
+        debug: bool,
+        control_fd: Option<i32>,
+    ) -> Result<Option<std::sync::Arc<Shared>>, LaunchError> {
         if let Some(ports) = self.external {
-            return relay_to_external(inside, ports);
+            if control_fd.is_some() {
+                crate::warn!("--control-fd has no effect: the existing proxy on the settings' ports decides");
+            }
+            relay_to_external(inside, ports)?;
+            return Ok(None);
         }
         let log = if debug { Log::stderr() } else { Log::off() };
         let shared = Shared::new(self.policy, Some(self.token), self.resolver, Limits::default(), log);
+        if let Some(fd) = control_fd {
+            srt_proxy::reload::watch_control_fd(fd, shared.clone())
+                .map_err(|e| LaunchError::Proxy(format!("--control-fd {fd} is not usable: {e}")))?;
+        }
         let listeners: Vec<TcpListener> = if inside.is_empty() { self.listener.into_iter().collect() } else { inside };
+        let state = shared.clone();
         std::thread::Builder::new()
             .name("proxy".into())
             .spawn(move || {
@@ -142,8 +158,25 @@ impl Net {
                 });
             })
             .map_err(|e| LaunchError::Proxy(format!("starting the proxy thread: {e}")))?;
-        Ok(())
+        Ok(Some(state))
     }
+}
+
+/// One line per host the proxy refused during the run, for the user at exit: a tool that
+/// reports only "403" or a DNS error then still says why.
+pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
+    refused
+        .iter()
+        .map(|r| {
+            let why = match r.reason {
+                "blocked-by-allowlist" => "not in allowedDomains",
+                "blocked-by-denylist" => "in deniedDomains",
+                "blocked-by-resolved-address" => "it resolves to an address srt never dials",
+                other => other,
+            };
+            format!("srt: network: refused {}:{} ({why})", r.host, r.port)
+        })
+        .collect()
 }
 
 /// Namespace mode with an existing proxy: each port inside is relayed to the proxy's port

@@ -77,10 +77,22 @@ fn check(mode: &str, unprivileged: bool) {
     for denied in ["wild.test", "bad.wild.test", "other.test"] {
         let (code, out) = run(mode, unprivileged, &get(denied));
         assert_eq!(code, 56, "{ctx}: {denied}: {out}");
-        assert_eq!(out.trim(), "curl: (56) CONNECT tunnel failed, response 403", "{ctx}: {denied}");
+        // curl's own words, then srt's line naming the host at exit
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("curl: (56) CONNECT tunnel failed, response 403"), "{ctx}: {denied}: {out}");
+        let hint = lines.next().unwrap_or_default();
+        assert!(
+            hint.starts_with(&format!("srt: network: refused {denied}:"))
+                && hint.ends_with(if denied == "bad.wild.test" {
+                    "(in deniedDomains)"
+                } else {
+                    "(not in allowedDomains)"
+                }),
+            "{ctx}: {denied}: {out}"
+        );
     }
     let (_, out) = run(mode, unprivileged, "curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://other.test/");
-    assert_eq!(out, "403", "{ctx}: plain http denial");
+    assert!(out.starts_with("403srt: network: refused other.test:80"), "{ctx}: plain http denial: {out}");
     let (code, out) =
         run(mode, unprivileged, "curl -sS --max-time 5 --noproxy '*' -k https://127.0.0.1:$PORT/ && echo LEAKED");
     assert_ne!(code, 0, "{ctx}: direct connection: {out}");

@@ -260,6 +260,9 @@ impl Scenario {
         for s in &self.setup {
             s(&env);
         }
+        // srt's git audit counts changes from its start, to the clock tick (a few ms): the
+        // setup is the host's, before the run
+        std::thread::sleep(Duration::from_millis(20));
         let fill = |s: &str| s.replace("{W}", env.w.to_str().unwrap()).replace("{O}", env.o.to_str().unwrap());
         let settings_path = match self.settings_file {
             SettingsFile::Beside => Some(root.join("settings.json")),
@@ -284,9 +287,8 @@ impl Scenario {
         };
         let mut out = run_srt(&env, &run);
         if let Some(second) = &self.then {
-            // ctime has a coarse clock and srt allows a second's margin: start the next run
-            // clearly later, as a later tool call would
-            std::thread::sleep(Duration::from_millis(1100));
+            // a later tool call: past the clock tick the first run ended in
+            std::thread::sleep(Duration::from_millis(20));
             let again = run_srt(&env, &Run { cmd: second, ..run });
             out.text.push_str(&again.text);
             out.timed_out |= again.timed_out;

@@ -1,0 +1,195 @@
+//! What users read: unknown options, settings errors that name their source, `-d` output
+//! that stays plain in files, the hosts the proxy refused, and live policy updates over
+//! `--control-fd` (srt 0.0.83's option).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const BASE: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
+ "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
+
+struct Dir(PathBuf);
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(tag: &str) -> Dir {
+    let p = std::env::temp_dir().join(format!("srt-msg-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(p.join("w")).unwrap();
+    std::fs::write(p.join("s.json"), BASE).unwrap();
+    Dir(p.canonicalize().unwrap())
+}
+
+fn srt(d: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    c.current_dir(d.join("w"))
+        .env("HOME", d)
+        .env_remove("SRT_DEBUG")
+        .env_remove("SRT_LOG")
+        .env_remove("SRT_SETTINGS_PATH")
+        .stdin(Stdio::null());
+    c
+}
+
+fn out(c: &mut Command) -> (i32, String, String) {
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn a_misspelt_option_is_named_not_run() {
+    let d = dir("typo");
+    let (code, stdout, stderr) = out(srt(&d.0).args(["--setings", "s.json", "-c", "echo RAN"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!stdout.contains("RAN"));
+    assert!(stderr.contains("srt: unknown option --setings (did you mean --settings?)"), "{stderr}");
+    assert!(!stderr.contains("bash"), "bash never saw it: {stderr}");
+    // after the command starts, words are the command's
+    let (code, stdout, _) = out(srt(&d.0).arg("-s").arg(d.0.join("s.json")).args(["--", "echo", "--setings"]));
+    assert_eq!(code, 0);
+    assert!(stdout.contains("--setings"), "{stdout}");
+}
+
+#[test]
+fn settings_errors_name_where_the_settings_came_from() {
+    let d = dir("source");
+    std::fs::write(d.0.join("bad.json"), "{").unwrap();
+    let (code, _, stderr) = out(srt(&d.0).env("SRT_SETTINGS_PATH", d.0.join("bad.json")).args(["-c", "true"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("$SRT_SETTINGS_PATH"), "{stderr}");
+    assert!(!stderr.contains("--settings asked"), "{stderr}");
+    std::fs::write(d.0.join(".srt-settings.json"), "{").unwrap();
+    let (code, _, stderr) = out(srt(&d.0).args(["-c", "true"]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(".srt-settings.json (read because no --settings was given)"), "{stderr}");
+    let (_, _, stderr) = out(srt(&d.0).arg("-s").arg(d.0.join("bad.json")).args(["-c", "true"]));
+    assert!(stderr.contains("the rules --settings"), "{stderr}");
+}
+
+#[test]
+fn debug_output_has_no_colour_codes_in_a_file() {
+    let d = dir("debug");
+    let (code, _, stderr) = out(srt(&d.0).arg("-d").arg("-s").arg(d.0.join("s.json")).args(["-c", "echo x > f"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("mediated") || stderr.contains("DEBUG"), "-d logs: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "escape codes in a non-terminal: {stderr:?}");
+}
+
+/// An HTTP origin on loopback answering `origin-ok`, for `localhost` through the proxy.
+fn origin() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\norigin-ok\n");
+        }
+    });
+    port
+}
+
+#[test]
+fn refused_hosts_are_named_at_exit_unless_asked_not_to() {
+    let d = dir("hints");
+    for mode in ["landlock", "namespace"] {
+        let curl = "curl -s -o /dev/null --max-time 8 https://example.com/; curl -s -o /dev/null --max-time 8 http://denied.test/";
+        let (_, _, stderr) =
+            out(srt(&d.0).args(["--network-mode", mode, "-s"]).arg(d.0.join("s.json")).args(["-c", curl]));
+        assert!(stderr.contains("srt: network: refused example.com:443 (not in allowedDomains)"), "{mode}: {stderr}");
+        assert!(stderr.contains("srt: network: refused denied.test:80 (not in allowedDomains)"), "{mode}: {stderr}");
+        let (_, _, quiet) = out(srt(&d.0)
+            .args(["--network-mode", mode, "--no-network-hints", "-s"])
+            .arg(d.0.join("s.json"))
+            .args(["-c", curl]));
+        assert!(!quiet.contains("srt: network:"), "{mode}: {quiet}");
+    }
+}
+
+#[test]
+fn refusals_explain_themselves_in_the_status_line_and_body() {
+    let d = dir("reason");
+    for mode in ["landlock", "namespace"] {
+        let (_, stdout, stderr) = out(srt(&d.0).args(["--network-mode", mode, "-s"]).arg(d.0.join("s.json")).args([
+            "-c",
+            "curl -s -i --max-time 8 http://example.com/; curl -s -v -o /dev/null --max-time 8 https://example.com/ 2>&1 | grep '< HTTP'",
+        ]));
+        assert!(
+            stdout.contains("HTTP/1.1 403 Blocked by sandbox network allowlist (host not allowed)"),
+            "{mode}: {stdout}{stderr}"
+        );
+        assert!(stdout.contains("Connection blocked by network allowlist"), "srt 0.0.83's body words: {stdout}");
+        assert_eq!(stdout.matches("403 Blocked by sandbox").count(), 2, "the CONNECT answer too: {stdout}");
+    }
+}
+
+#[test]
+fn control_fd_replaces_the_network_policy_while_the_command_runs() {
+    let d = dir("control");
+    let port = origin();
+    for mode in ["landlock", "namespace"] {
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two fresh descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (r, w) = (fds[0], fds[1]);
+        let script = format!(
+            "curl -s --noproxy '' --max-time 8 http://localhost:{port}/ -o /dev/null -w 'before=%{{http_code}}\\n'; \
+             while [ ! -e go ]; do sleep 0.05; done; \
+             curl -s --noproxy '' --max-time 8 http://localhost:{port}/ -w 'after=%{{http_code}}\\n'"
+        );
+        let mut c = srt(&d.0);
+        c.args(["--network-mode", mode, "--control-fd", "3", "-s"]).arg(d.0.join("s.json")).args(["-c", &script]);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        // SAFETY: dup2 in the child before exec, onto fd 3, from a descriptor it inherited.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::dup2(r, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = c.spawn().unwrap();
+        // SAFETY: the parent's copy of the read end is not needed any more.
+        unsafe { libc::close(r) };
+        std::thread::sleep(Duration::from_millis(1500));
+        let allow = r#"{"network":{"allowedDomains":["localhost"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
+        let line = format!("{allow}\n");
+        // SAFETY: writing a buffer we own to our pipe end, then closing it.
+        unsafe {
+            libc::write(w, line.as_ptr().cast(), line.len());
+            libc::close(w);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(d.0.join("w/go"), "").unwrap();
+        let o = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let _ = std::fs::remove_file(d.0.join("w/go"));
+        assert!(text.contains("before=403"), "{mode}: {text}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(text.contains("origin-ok") && text.contains("after=200"), "{mode}: {text}");
+    }
+}
+
+#[test]
+fn a_control_fd_that_is_not_open_is_an_error_before_the_command_runs() {
+    let d = dir("badfd");
+    let (code, stdout, stderr) =
+        out(srt(&d.0).args(["--control-fd", "77", "-s"]).arg(d.0.join("s.json")).args(["-c", "echo RAN"]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stdout.contains("RAN"));
+    assert!(stderr.contains("--control-fd 77"), "{stderr}");
+}
