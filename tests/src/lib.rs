@@ -119,3 +119,20 @@ impl TlsOrigin {
         TlsOrigin { port, ca }
     }
 }
+
+/// Records that a test could not do what its name says on this host (not root, no second
+/// uid, no user namespaces, no podman): the suite's summary counts it as skipped, not
+/// passed, and prints the reason. `scripts/test.sh` sets `SRT_TEST_SKIP_LOG`; without it
+/// the reason only goes to stderr.
+pub fn skip(test: &str, why: &str) {
+    // libtest names each test's thread after the test: unique where `test` may not be
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main").unwrap_or(test);
+    eprintln!("skipped: {test}: {why}");
+    if let Some(log) = std::env::var_os("SRT_TEST_SKIP_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+            let _ = writeln!(f, "{test}\t{why}");
+        }
+    }
+}
