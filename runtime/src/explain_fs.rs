@@ -127,10 +127,15 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         w,
         "  LIMIT: a file that already had several hard links at launch is written only where Landlock itself"
     );
-    let _ = writeln!(w, "  allows it, and its metadata not at all (another name may be protected).");
+    let _ = writeln!(w, "  allows it; in landlock mode its metadata not at all (another name may be protected), in");
+    let _ = writeln!(w, "  namespace mode metadata calls are not trapped, so they change it through its name here.");
     let _ =
-        writeln!(w, "  LIMIT: repositories the command makes below the working directory (not in it) are not guarded;");
-    let _ = writeln!(w, "  run no host git in them without looking.");
+        writeln!(w, "  git repositories the command makes anywhere in the writable trees: after the run, with every");
+    let _ =
+        writeln!(w, "  process of the command gone, srt checks each directory holding HEAD and each .git directory");
+    let _ = writeln!(w, "  (config, config.worktree, commondir, hooks) and moves what could make a host git run a");
+    let _ = writeln!(w, "  program aside to <name>.srt-quarantined, saying so  [post-run audit]");
+    let _ = writeln!(w, "  LIMIT: a host git run in such a repository while the command still runs is not covered.");
 }
 
 /// Where a protected path comes from, for the listing.
