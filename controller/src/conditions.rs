@@ -52,6 +52,23 @@ pub fn ready_from_sandbox(sandbox: Option<&DynamicObject>) -> Cond {
         return Cond::new(READY, "Unknown", REASON_SANDBOX_READY_PENDING, "Sandbox Ready condition not yet reported");
     };
     let text = |k: &str| ready.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    // A Ready written for an older generation says nothing about the spec just applied:
+    // wait until the Sandbox's controller has seen it. (Older agent-sandbox versions set no
+    // observedGeneration anywhere; their Ready is mirrored as it is.)
+    let observed = ready
+        .get("observedGeneration")
+        .or_else(|| sandbox.data.pointer("/status/observedGeneration"))
+        .and_then(|g| g.as_i64());
+    if let (Some(seen), Some(current)) = (observed, sandbox.metadata.generation) {
+        if seen != current {
+            return Cond::new(
+                READY,
+                "Unknown",
+                REASON_SANDBOX_READY_PENDING,
+                format!("Sandbox status is for generation {seen}; waiting for generation {current}"),
+            );
+        }
+    }
     let message = text("message");
     match text("status").as_str() {
         "True" => Cond::new(READY, "True", REASON_WORKLOAD_READY, message),
@@ -123,6 +140,25 @@ mod tests {
         let c = ready_from_sandbox(Some(&s));
         assert_eq!((c.status, c.reason.as_str()), ("True", REASON_WORKLOAD_READY));
         assert_eq!(c.message, "Pod is Ready; Service Exists");
+    }
+
+    #[test]
+    fn ready_of_an_older_generation_is_not_mirrored() {
+        let mut s = sandbox(serde_json::json!({"conditions": [
+            {"type": "Ready", "status": "True", "reason": "DependenciesReady", "message": "ok", "observedGeneration": 1}
+        ]}));
+        s.metadata.generation = Some(2);
+        let c = ready_from_sandbox(Some(&s));
+        assert_eq!((c.status, c.reason.as_str()), ("Unknown", REASON_SANDBOX_READY_PENDING), "{}", c.message);
+        assert!(c.message.contains("generation 1") && c.message.contains("generation 2"));
+        s.metadata.generation = Some(1);
+        assert_eq!(ready_from_sandbox(Some(&s)).status, "True", "the same generation is mirrored");
+        // status.observedGeneration when the condition carries none
+        let mut t = sandbox(serde_json::json!({"observedGeneration": 4, "conditions": [
+            {"type": "Ready", "status": "True", "reason": "DependenciesReady", "message": "ok"}
+        ]}));
+        t.metadata.generation = Some(5);
+        assert_eq!(ready_from_sandbox(Some(&t)).status, "Unknown");
     }
 
     #[test]
