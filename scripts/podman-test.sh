@@ -97,7 +97,9 @@ check() { # check NAME CMD...: one line for a command that must succeed
 }
 finish() {
   echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE (podman rmi to remove)"
-  echo "podman-test took $(($(date +%s) - started)) s ($(($(date +%s) - packages_done)) s after packages)"
+  local now
+  now=$(date +%s)
+  echo "podman-test took $((now - started)) s ($((now - packages_done)) s after packages)"
   echo "podman: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
   exit
@@ -222,9 +224,10 @@ for profile in "${profiles[@]}"; do
   fi
   log "podman kube play ($profile)"
   pods+=("$pod")
-  # podman 4.3 races with short-lived "once" init containers (the cp exits in a few ms):
-  # "failed to remove once init container ...: as it is running" (containers/podman#18477,
-  # fixed in later podman); seen here in about half the runs, so up to 3 attempts
+  # podman 4.3 can race with a "once" init container that exits in a few ms ("failed to
+  # remove once init container ...: as it is running", containers/podman#18477); seen here
+  # while it also restarted the init container (fixed by restartPolicy, pod-from-render.py),
+  # not since; up to 3 attempts all the same
   played=
   for attempt in 1 2 3; do
     if out=$(timeout 120 podman kube play --network none --configmap "$tmp/cm.yaml" "${extra[@]}" \

@@ -38,6 +38,9 @@ for container in template["spec"].get("containers", []) + template["spec"].get("
         if field == "metadata.namespace":
             env.pop("valueFrom")
             env["value"] = namespace
+# podman 4.3 applies the pod's restart policy (Always when unset) to init containers too and
+# restarts the finished cp again and again (containers/podman#16343); OnFailure starts it once
+template["spec"].setdefault("restartPolicy", "OnFailure")
 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
 with open(out_pod, "w") as f:
     yaml.safe_dump(pod, f, sort_keys=False)
