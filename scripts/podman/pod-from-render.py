@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Turn `srt-controller render` output into what `podman kube play` takes: the ConfigMap
+as its own file (for --configmap) and the Sandbox's podTemplate as a Pod.
+Usage: pod-from-render.py RENDERED POD_NAME OUT_POD OUT_CONFIGMAP [SECCOMP_LOCALHOST_PROFILE]
+With SECCOMP_LOCALHOST_PROFILE the pod carries the annotation podman 4.x reads for a
+custom profile (seccomp.security.alpha.kubernetes.io/pod: localhost/<file>, resolved
+under --seccomp-profile-root); podman ignores securityContext.seccompProfile, and
+without the annotation uses its own default profile, which is what RuntimeDefault means.
+Everything else is the rendered pod as it is, except what podman 4.3 refuses (below).
+"""
+import sys
+
+import yaml
+
+rendered, pod_name, out_pod, out_cm = sys.argv[1:5]
+profile = sys.argv[5] if len(sys.argv) > 5 else None
+with open(rendered) as f:
+    docs = [d for d in yaml.safe_load_all(f) if d]
+configmap = next(d for d in docs if d["kind"] == "ConfigMap")
+sandbox = next(d for d in docs if d["kind"] == "Sandbox")
+template = sandbox["spec"]["podTemplate"]
+metadata = {"name": pod_name, "labels": template.get("metadata", {}).get("labels", {})}
+annotations = dict(template.get("metadata", {}).get("annotations", {}))
+if profile:
+    annotations["seccomp.security.alpha.kubernetes.io/pod"] = "localhost/" + profile
+if annotations:
+    metadata["annotations"] = annotations
+# podman kube play publishes containerPorts on the host, which --network none refuses
+# ("PortMappings can only be used with Bridge or slirp4netns networking"); the test
+# reaches the pod with podman exec, so the ports go
+# reaches the pod with podman exec, so the ports go. podman 4.3 has no namespaces and
+# refuses fieldRef metadata.namespace: such variables get the Sandbox's namespace as a value
+namespace = sandbox["metadata"].get("namespace", "default")
+for container in template["spec"].get("containers", []) + template["spec"].get("initContainers", []):
+    container.pop("ports", None)
+    for env in container.get("env", []):
+        field = env.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+        if field == "metadata.namespace":
+            env.pop("valueFrom")
+            env["value"] = namespace
+# podman 4.3 applies the pod's restart policy (Always when unset) to init containers too and
+# restarts the finished cp again and again (containers/podman#16343); OnFailure starts it once
+template["spec"].setdefault("restartPolicy", "OnFailure")
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+with open(out_pod, "w") as f:
+    yaml.safe_dump(pod, f, sort_keys=False)
+with open(out_cm, "w") as f:
+    yaml.safe_dump(configmap, f, sort_keys=False)
