@@ -105,11 +105,20 @@ finish() {
   exit
 }
 
-# 1. release binaries, the Debian base, the two images
-log "cargo build --release"
-record build < <(check "cargo build --release -p srt-runtime -p srt-proxy -p controller" \
-  timeout 1800 cargo build --release --quiet -p srt-runtime -p srt-proxy -p controller)
-[ -x target/release/srt ] && [ -x target/release/srt-controller ] || finish
+# 1. the binaries, the Debian base, the two images. SRT_PODMAN_BIN_DIR=target/debug packages
+# the debug build `cargo test` just made (scripts/test.sh does, to spare CI a release build
+# with fat LTO); its timings are then a debug build's
+BIN_DIR=${SRT_PODMAN_BIN_DIR:-target/release}
+if [ "$BIN_DIR" = target/release ]; then
+  log "cargo build --release"
+  record build < <(check "cargo build --release -p srt-runtime -p srt-proxy -p controller" \
+    timeout 1800 cargo build --release --quiet -p srt-runtime -p srt-proxy -p controller)
+else
+  log "cargo build ($BIN_DIR)"
+  record build < <(check "cargo build -p srt-runtime -p srt-proxy -p controller" \
+    timeout 1800 cargo build --quiet -p srt-runtime -p srt-proxy -p controller)
+fi
+[ -x "$BIN_DIR/srt" ] && [ -x "$BIN_DIR/srt-controller" ] || finish
 
 if ! podman image exists "$BASE_IMAGE"; then
   log "mmdebstrap bookworm (minbase + bash, curl, coreutils, python3-minimal)"
@@ -139,7 +148,7 @@ for spec in "deploy/Containerfile.srt $SRT_IMAGE" "deploy/Containerfile.controll
   read -r file tag <<<"$spec"
   log "podman build -f $file -t $tag"
   record build < <(check "podman build -f $file -t $tag" timeout 300 podman build --quiet --pull=never --network=none \
-    --build-arg BASE="$BASE_IMAGE" -f "$file" -t "$tag" .)
+    --build-arg BASE="$BASE_IMAGE" --build-arg BIN="$BIN_DIR" -f "$file" -t "$tag" .)
 done
 podman image exists "$SRT_IMAGE" || finish
 record build < <(check "srt image: $SRT_IMAGE_PATH, cp, bash, curl" timeout 60 podman run --rm --network=none \
@@ -176,11 +185,11 @@ done
 # the same timing on the host, in a fresh directory like the container's (in a git checkout
 # srt also audits the repository's git files, which costs ~20 ms more)
 mkdir -m 755 "$tmp/w"
-host_mode=$(cd "$tmp/w" && "$root/target/release/srt" explain -s "$tmp/in/settings.json" 2>&1 | grep -m1 '^ *mode:' | sed 's/^ *//')
+host_mode=$(cd "$tmp/w" && "$root/$BIN_DIR/srt" explain -s "$tmp/in/settings.json" 2>&1 | grep -m1 '^ *mode:' | sed 's/^ *//')
 for args in "" "--network-mode landlock"; do
   # shellcheck disable=SC2086
   echo "TIME [host${args:+ $args}] srt -c true: $(cd "$tmp/w" && bash "$root/scripts/podman/time-srt.sh" 20 \
-    "$root/target/release/srt" $args -s "$tmp/in/settings.json" -c true)"
+    "$root/$BIN_DIR/srt" $args -s "$tmp/in/settings.json" -c true)"
 done
 echo "TIME [host] true (no srt): $(bash scripts/podman/time-srt.sh 20 true)"
 echo "     [host] srt explain: $host_mode"
@@ -210,7 +219,7 @@ spec:
 $(sed 's/^/        /' scripts/podman/origin.py)
 EOF
 record kube < <(check "srt-controller render -f agent.yaml" \
-  bash -c "target/release/srt-controller render -f '$tmp/agent.yaml' > '$tmp/rendered.yaml'")
+  bash -c "$BIN_DIR/srt-controller render -f '$tmp/agent.yaml' > '$tmp/rendered.yaml'")
 for profile in "${profiles[@]}"; do
   pod=podman-probe-${profile%%-*}
   where="kube $profile"

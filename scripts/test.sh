@@ -18,7 +18,7 @@ SRT_TEST_SKIP_LOG="$skips" cargo test --workspace --quiet 2>&1 | tee target/test
 # unprivileged containers and in the pod srt-controller renders. Skips (recorded in
 # $skips) where podman cannot run; its checks count in the totals below
 echo "== scripts/podman-test.sh" >&2
-SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
+SRT_PODMAN_BIN_DIR=target/debug SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
 # tests that could not do what their name says here (not root, no second uid, ...) are
 # counted as skipped, not passed, with the reasons
 if [ -s "$skips" ]; then
