@@ -71,6 +71,10 @@ if [[ $parts == *" fs "* ]]; then
   else
     fail "UDP refused" "control: UDP send fails without srt"
   fi
+  # raw sockets: no capability here even without srt, and seccomp refuses them inside
+  raw="import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print('RAW-OPENED')"
+  out=$(srt_ -c "python3 -c \"$raw\"" 2>&1)
+  [ $? -ne 0 ] && [[ $out != *RAW-OPENED* ]] && pass "raw socket refused" || fail "raw socket refused" "$out"
 fi
 
 if [[ $parts == *" net "* ]]; then
