@@ -137,12 +137,19 @@ fi
 # then type 6: conmon runs with a lower RLIMIT_NPROC than the shell); use the current
 # limits, lowering nproc until a container starts
 lim() { local v; v=$(ulimit "$1"); [ "$v" = unlimited ] && v=-1; echo "$v"; }
+started_one=
 for nproc in "$(lim -Hu)" 65536 32768 16384 4096; do
   printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' \
     "$(lim -Sn)" "$(lim -Hn)" "$nproc" "$nproc" > "$tmp/containers.conf"
-  CONTAINERS_CONF=$tmp/containers.conf timeout 60 podman run --rm --network=none "$BASE_IMAGE" true \
-    >/dev/null 2>&1 && break
+  if start_err=$(CONTAINERS_CONF=$tmp/containers.conf timeout 60 podman run --rm --network=none "$BASE_IMAGE" true 2>&1); then
+    started_one=1
+    break
+  fi
 done
+# not even the plain Debian base starts: the host cannot run containers (nothing of ours
+# is involved yet), which is a skip, not a failure
+[ -n "$started_one" ] || skip "no container starts here: $(tail -n 1 <<<"$start_err")"
+
 export CONTAINERS_CONF=$tmp/containers.conf
 for spec in "deploy/Containerfile.srt $SRT_IMAGE" "deploy/Containerfile.controller $CONTROLLER_IMAGE"; do
   read -r file tag <<<"$spec"
