@@ -350,8 +350,9 @@ impl Auditor {
                 return None;
             }
         }
-        if let Ok(Some(st)) = lstat_at(parent, name) {
-            if mine(&st) {
+        let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
+        match lstat_at(parent, name) {
+            Ok(Some(st)) if mine(&st) => {
                 let mode = st.st_mode & 0o7777;
                 // SAFETY: live descriptor, NUL-terminated name; a directory, so no symlink
                 // is followed (and nothing of the command's runs to swap it).
@@ -359,10 +360,22 @@ impl Auditor {
                 if let Ok(fd) = open_dir(parent, name) {
                     return Some((fd, Some(mode)));
                 }
+                self.quarantine(parent, path, &n, "a directory srt could not open to check".into());
             }
+            // someone else's directory (another user's private /tmp entry, another run's
+            // TMPDIR): never renamed. The command, with srt's uid and no capabilities, could
+            // not have written in it unless it may write and search there.
+            Ok(Some(_)) => {
+                // SAFETY: live descriptor, NUL-terminated name.
+                let writable = unsafe {
+                    libc::faccessat(parent.as_raw_fd(), name.as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS)
+                } == 0;
+                if writable {
+                    self.unchecked(format!("{}: writable but not listable by srt", path.join(&n).display()));
+                }
+            }
+            _ => {}
         }
-        let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
-        self.quarantine(parent, path, &n, "a directory srt could not open to check".into());
         None
     }
 
