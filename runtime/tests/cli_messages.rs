@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -88,21 +86,6 @@ fn debug_output_has_no_colour_codes_in_a_file() {
     assert!(!stderr.contains('\u{1b}'), "escape codes in a non-terminal: {stderr:?}");
 }
 
-/// An HTTP origin on loopback answering `origin-ok`, for `localhost` through the proxy.
-fn origin() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\norigin-ok\n");
-        }
-    });
-    port
-}
-
 #[test]
 fn refused_hosts_are_named_at_exit_unless_asked_not_to() {
     let d = dir("hints");
@@ -140,7 +123,7 @@ fn refusals_explain_themselves_in_the_status_line_and_body() {
 #[test]
 fn control_fd_replaces_the_network_policy_while_the_command_runs() {
     let d = dir("control");
-    let port = origin();
+    let port = srt_tests::http_origin();
     for mode in ["landlock", "namespace"] {
         let mut fds = [0; 2];
         // SAFETY: pipe writes two fresh descriptors.

@@ -7,8 +7,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -91,27 +89,6 @@ impl Case {
     }
 }
 
-/// A loopback HTTP origin answering every request with `origin-ok`, for the run of one case.
-struct Origin {
-    port: u16,
-}
-
-impl Origin {
-    fn start() -> Origin {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for mut s in l.incoming().flatten() {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf);
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\norigin-ok\n");
-            }
-        });
-        Origin { port }
-    }
-}
-
 /// Where hosts srt 0.0.83 would have looked up on the internet are pinned: port 443 of a
 /// loopback address nothing serves, so the proxy's dial fails as an unreachable host would.
 const UNREACHABLE: &str = "127.0.0.3";
@@ -124,11 +101,11 @@ fn run(name: &str, c: &Case, mode: &str) {
     let (w, o) = (root.join("w"), root.join("o"));
     std::fs::create_dir_all(&w).unwrap();
     std::fs::create_dir_all(&o).unwrap();
-    let origin = Origin::start();
+    let origin_port = srt_tests::http_origin();
     let fill = |s: &str| {
         s.replace("{W}", w.to_str().unwrap())
             .replace("{O}", o.to_str().unwrap())
-            .replace("{PORT}", &origin.port.to_string())
+            .replace("{PORT}", &origin_port.to_string())
             .replace("{CURL}", CURL)
     };
     if let Some(setup) = c.setup {

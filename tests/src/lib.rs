@@ -136,3 +136,20 @@ pub fn skip(test: &str, why: &str) {
         }
     }
 }
+
+/// A plain HTTP origin on 127.0.0.1 answering every request with `origin-ok\n`, on its own
+/// thread for the rest of the test process; returns its port.
+pub fn http_origin() -> u16 {
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\norigin-ok\n");
+        }
+    });
+    port
+}
