@@ -15,13 +15,13 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Map, Value};
-use tokio::io::AsyncWriteExt;
 
 use crate::dial::{self, DialError};
 use crate::log::clean;
 use crate::policy::Verdict;
 use crate::server::{ClientStream, Shared};
 use crate::target::{self, Target, TargetError};
+use crate::tunnel::Gated;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -156,7 +156,7 @@ async fn handle<S: ClientStream>(
     };
     ctx.fields.insert("matched_rule".into(), rule.into());
     if kind == "connect" {
-        connect::<S>(req, t, ctx).await
+        connect::<S>(req, t, ctx, &shared).await
     } else {
         forward(req, t, ctx).await
     }
@@ -180,8 +180,12 @@ fn dial_failed(mut ctx: Ctx<'_>, e: DialError, resolved: Vec<std::net::IpAddr>) 
     text(status, header, &msg)
 }
 
-async fn connect<S: ClientStream>(req: Request<Incoming>, t: Target, mut ctx: Ctx<'_>) -> Response<Body> {
-    let shared = ctx.shared;
+async fn connect<S: ClientStream>(
+    req: Request<Incoming>,
+    t: Target,
+    mut ctx: Ctx<'_>,
+    shared: &Arc<Shared>,
+) -> Response<Body> {
     let Ok(permit) = shared.tunnels.clone().try_acquire_owned() else {
         shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
         ctx.done(false, 503, "too-many-tunnels");
@@ -193,46 +197,47 @@ async fn connect<S: ClientStream>(req: Request<Incoming>, t: Target, mut ctx: Ct
     };
     ctx.fields.insert("resolved".into(), dial::ips(&up.resolved));
     ctx.fields.insert("dialed".into(), up.dialed.to_string().into());
-    let (log, metrics, idle) = (shared.log.clone(), shared.metrics.clone(), shared.limits.idle_timeout);
     let (mut fields, start) = (ctx.fields, ctx.start);
+    let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let _permit = permit;
+        let metrics = shared.metrics.clone();
         metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
-        let mut upstream = up.stream;
+        let upstream = up.stream;
         let result = match hyper::upgrade::on(req).await {
             Ok(upgraded) => match upgraded.downcast::<TokioIo<S>>() {
                 Ok(parts) => {
                     let client = parts.io.into_inner();
-                    // bytes the client sent right after the CONNECT head go first
-                    let early =
-                        if parts.read_buf.is_empty() { Ok(()) } else { upstream.write_all(&parts.read_buf).await };
-                    match early {
-                        Ok(()) => crate::tunnel::relay(&client, &upstream, idle).await.map(|mut m| {
-                            m.up += parts.read_buf.len() as u64;
-                            m
-                        }),
-                        Err(e) => Err(e),
-                    }
+                    // bytes the client sent right after the CONNECT head are its first flight
+                    crate::checked::relay(&shared, &t, &client, &upstream, parts.read_buf.to_vec()).await
                 }
-                Err(_) => Err(std::io::Error::other("unexpected connection type")),
+                Err(_) => Err(Gated::Io(std::io::Error::other("unexpected connection type"))),
             },
-            Err(e) => Err(std::io::Error::other(e)),
+            Err(e) => Err(Gated::Io(std::io::Error::other(e))),
         };
         metrics.active_tunnels.fetch_sub(1, Ordering::Relaxed);
-        let moved = result.as_ref().copied().unwrap_or_default();
+        let moved = result.as_ref().ok().copied().unwrap_or_default();
         metrics.bytes_up.fetch_add(moved.up, Ordering::Relaxed);
         metrics.bytes_down.fetch_add(moved.down, Ordering::Relaxed);
-        metrics.request("connect", "allow", "allowed");
-        fields.insert("allow".into(), true.into());
+        let reason = match &result {
+            Err(Gated::Refused(reason)) => {
+                shared.note_refused(&t.host.to_string(), t.port, reason);
+                reason
+            }
+            _ => "allowed",
+        };
+        let allow = reason == "allowed";
+        metrics.request("connect", if allow { "allow" } else { "deny" }, reason);
+        fields.insert("allow".into(), allow.into());
         fields.insert("status".into(), 200.into());
-        fields.insert("reason".into(), "allowed".into());
+        fields.insert("reason".into(), reason.into());
         fields.insert("bytes_up".into(), moved.up.into());
         fields.insert("bytes_down".into(), moved.down.into());
         fields.insert("duration_ms".into(), dial::ms(start.elapsed()));
-        if let Err(e) = result {
+        if let Err(Gated::Io(e)) = result {
             fields.insert("close".into(), clean(&e.to_string()).into());
         }
-        log.event("decision", fields);
+        shared.log.event("decision", fields);
     });
     Response::new(Full::new(Bytes::new()).map_err(|never| match never {}).boxed())
 }

@@ -5,7 +5,10 @@
 //! The launcher embeds it; `srt-proxy` runs it on its own.
 
 pub mod addr;
+pub mod checked;
+pub mod client_hello;
 pub mod dial;
+pub mod first_flight;
 pub mod http;
 pub mod log;
 pub mod matcher;

@@ -18,6 +18,8 @@ pub struct Policy {
     pub deny: DomainSet,
     reasons: HashMap<String, String>,
     denied_resolved: Vec<Cidr>,
+    /// `allowTlsWithoutSni`: TLS tunnels that name no server (or hide it) pass.
+    pub nameless_tls: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +59,7 @@ impl Policy {
                 .flatten()
                 .map(|a| Cidr::parse(a).ok_or_else(|| format!("invalid deniedResolvedAddresses entry \"{a}\"")))
                 .collect::<Result<_, _>>()?,
+            nameless_tls: n.allow_tls_without_sni.unwrap_or(false),
         })
     }
 

@@ -82,8 +82,17 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
         return;
     }
     shared.metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
-    let moved = crate::tunnel::relay(&s, &up.stream, shared.limits.idle_timeout).await.unwrap_or_default();
+    let relayed = crate::checked::relay(&shared, &t, &s, &up.stream, Vec::new()).await;
     shared.metrics.active_tunnels.fetch_sub(1, Ordering::Relaxed);
+    let moved = match relayed {
+        Ok(m) => m,
+        Err(crate::tunnel::Gated::Refused(reason)) => {
+            shared.note_refused(&t.host.to_string(), t.port, reason);
+            done(f, false, 0, reason);
+            return;
+        }
+        Err(crate::tunnel::Gated::Io(_)) => Default::default(),
+    };
     shared.metrics.bytes_up.fetch_add(moved.up, Ordering::Relaxed);
     shared.metrics.bytes_down.fetch_add(moved.down, Ordering::Relaxed);
     f.insert("bytes_up".into(), moved.up.into());

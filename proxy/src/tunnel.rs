@@ -104,6 +104,109 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(client: &A, upstream: &B, i
     }
 }
 
+/// What a gate says about the client's first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    Pass,
+    NeedMore,
+    /// Refused: `reply` goes to the client (a TLS alert, an HTTP 403), then both ends close.
+    Refuse {
+        reason: &'static str,
+        reply: &'static [u8],
+    },
+}
+
+/// Why a gated relay ended without relaying.
+#[derive(Debug)]
+pub enum Gated {
+    Io(io::Error),
+    Refused(&'static str),
+}
+
+/// Largest first flight held back for the gate.
+const MAX_FIRST: usize = 80 * 1024;
+
+/// Relays like [`relay`], but the client's first bytes are held back until `gate` has
+/// judged them; none reach the upstream before that. The upstream's bytes flow to the
+/// client meanwhile, so protocols where the server speaks first still work.
+pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
+    client: &A,
+    upstream: &B,
+    idle: Duration,
+    first: Vec<u8>,
+    mut gate: impl FnMut(&[u8], bool) -> Gate + Send,
+) -> Result<Moved, Gated> {
+    let start = Instant::now();
+    let last = AtomicU64::new(0);
+    let up = async {
+        let mut held = first;
+        let mut eof = false;
+        loop {
+            if eof && held.is_empty() {
+                shutdown_write(upstream);
+                return Ok(0);
+            }
+            if !held.is_empty() {
+                let last_chance = eof || held.len() >= MAX_FIRST;
+                match gate(&held, last_chance) {
+                    Gate::Pass => break,
+                    Gate::NeedMore if !last_chance => {}
+                    Gate::NeedMore => {
+                        shutdown_both(client, upstream);
+                        return Err(Gated::Refused("malformed-first-flight"));
+                    }
+                    Gate::Refuse { reason, reply } => {
+                        let _ = write_fd(client.as_raw_fd(), reply);
+                        shutdown_both(client, upstream);
+                        return Err(Gated::Refused(reason));
+                    }
+                }
+            }
+            let mut chunk = vec![0u8; COPY_BUF];
+            let read = client.io(Interest::READABLE, || read_fd(client.as_raw_fd(), &mut chunk));
+            let n = match with_idle(read, &last, start, idle).await {
+                Ok(n) => n,
+                Err(e) => {
+                    // a reset or timeout before the gate decided: end the other way too
+                    shutdown_both(client, upstream);
+                    return Err(Gated::Io(e));
+                }
+            };
+            held.extend_from_slice(&chunk[..n]);
+            eof = n == 0;
+            last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        }
+        let mut off = 0;
+        while off < held.len() {
+            off += with_idle(
+                upstream.io(Interest::WRITABLE, || write_fd(upstream.as_raw_fd(), &held[off..])),
+                &last,
+                start,
+                idle,
+            )
+            .await
+            .map_err(|e| {
+                shutdown_both(client, upstream);
+                Gated::Io(e)
+            })?;
+        }
+        let rest = pump(client, upstream, &last, start, idle).await.map_err(Gated::Io)?;
+        Ok(rest + held.len() as u64)
+    };
+    let down = pump(upstream, client, &last, start, idle);
+    let (u, d) = tokio::join!(up, down);
+    let up = u?;
+    Ok(Moved { up, down: d.unwrap_or(0) })
+}
+
+fn shutdown_both<A: AsRawFd, B: AsRawFd>(a: &A, b: &B) {
+    // SAFETY: shutdown on sockets we hold; failure (already closed) is harmless.
+    unsafe {
+        libc::shutdown(a.as_raw_fd(), libc::SHUT_RDWR);
+        libc::shutdown(b.as_raw_fd(), libc::SHUT_RDWR);
+    }
+}
+
 /// Small exchanges are copied through a short-lived buffer (no pipes for a request and
 /// its answer); once a read fills that buffer the direction is a bulk transfer and
 /// switches to splice through a pipe grown for it.

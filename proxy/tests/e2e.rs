@@ -521,7 +521,7 @@ fn half_close_propagates_and_aborts_and_idle_tunnels_are_survived() {
     let o = Origin::start();
     for _ in 0..15 {
         let mut s = tunnel(&p, o.port);
-        s.write_all(format!("GET /bytes/{} HTTP/1.1\r\nHost: x\r\n\r\n", 50 << 20).as_bytes()).unwrap();
+        s.write_all(format!("GET /bytes/{} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 50 << 20).as_bytes()).unwrap();
         let mut buf = [0u8; 1000];
         s.read_exact(&mut buf).unwrap();
         let sock = socket2_linger_zero(&s);

@@ -172,6 +172,10 @@ pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
                 "blocked-by-allowlist" => "not in allowedDomains",
                 "blocked-by-denylist" => "in deniedDomains",
                 "blocked-by-resolved-address" => "it resolves to an address srt never dials",
+                "sni-mismatch" => "the TLS server name or HTTP Host asked for another host",
+                "sni-missing" => "TLS without a server name; network.allowTlsWithoutSni allows it",
+                "ech" => "Encrypted Client Hello hides the server name; network.allowTlsWithoutSni allows it",
+                "malformed-first-flight" => "the first bytes were neither clear TLS nor HTTP",
                 other => other,
             };
             format!("srt: network: refused {}:{} ({why})", r.host, r.port)

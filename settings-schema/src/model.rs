@@ -102,6 +102,16 @@ pub struct Network {
     /// Use an existing SOCKS5 proxy on this loopback port instead of starting one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socks_proxy_port: Option<u16>,
+    /// srt-rs: let TLS tunnels through whose ClientHello names no server (no SNI) or
+    /// hides it (Encrypted Client Hello). Default false: such tunnels to a host name are
+    /// refused, since the server they reach cannot be checked against the allowlist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_tls_without_sni: Option<bool>,
+    /// srt-rs: clients that ignore the proxy variables still reach allowed hosts: the
+    /// command's DNS is answered by srt and its direct connections go through the proxy.
+    /// Default true; `false` leaves only the proxy variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transparent: Option<bool>,
     /// Unsupported: refused when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mitm_proxy: Option<Value>,

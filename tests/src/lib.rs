@@ -65,6 +65,8 @@ pub fn executable_copy(src: &Path, tag: &str) -> PathBuf {
 pub struct TlsOrigin {
     pub port: u16,
     pub ca: PathBuf,
+    /// TLS handshakes completed so far (a refused tunnel must never reach one).
+    pub handshakes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl TlsOrigin {
@@ -94,6 +96,8 @@ impl TlsOrigin {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         l.set_nonblocking(true).unwrap();
+        let handshakes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = handshakes.clone();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
@@ -101,9 +105,11 @@ impl TlsOrigin {
                 loop {
                     let Ok((s, _)) = l.accept().await else { continue };
                     let acceptor = acceptor.clone();
+                    let counted = counted.clone();
                     tokio::spawn(async move {
                         use tokio::io::{AsyncReadExt, AsyncWriteExt};
                         let Ok(mut tls) = acceptor.accept(s).await else { return };
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let mut buf = vec![0u8; 8192];
                         let _ = tls.read(&mut buf).await;
                         let body = b"tls-origin-ok\n";
@@ -116,7 +122,7 @@ impl TlsOrigin {
                 }
             });
         });
-        TlsOrigin { port, ca }
+        TlsOrigin { port, ca, handshakes }
     }
 }
 

@@ -1,0 +1,24 @@
+//! Every tunnel (CONNECT, SOCKS5, transparent) relays through the first-flight gate: the
+//! client's TLS server name or HTTP Host must name the host the tunnel was allowed for.
+
+use crate::first_flight;
+use crate::server::Shared;
+use crate::target::Target;
+use crate::tunnel::{self, Gated, Moved, SpliceStream};
+
+/// Relays `client` <-> `upstream` for a tunnel allowed for `target`; `first` holds bytes
+/// the client already sent. The policy is read when the first bytes arrive, so a reload
+/// in between counts.
+pub async fn relay<A: SpliceStream, B: SpliceStream>(
+    shared: &Shared,
+    target: &Target,
+    client: &A,
+    upstream: &B,
+    first: Vec<u8>,
+) -> Result<Moved, Gated> {
+    tunnel::relay_gated(client, upstream, shared.limits.idle_timeout, first, |buf, last_chance| {
+        let policy = shared.policy.load();
+        first_flight::gate(target, &policy, policy.nameless_tls, buf, last_chance)
+    })
+    .await
+}
