@@ -8,6 +8,7 @@ pub mod addr;
 pub mod checked;
 pub mod client_hello;
 pub mod dial;
+pub mod dns;
 pub mod first_flight;
 pub mod http;
 pub mod log;
@@ -18,6 +19,7 @@ pub mod reload;
 pub mod resolve;
 pub mod server;
 pub mod socks;
+pub mod synthetic;
 pub mod target;
 pub mod tunnel;
 

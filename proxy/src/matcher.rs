@@ -56,21 +56,39 @@ impl DomainSet {
 
     /// The first entry matching `host:port`, as written in the settings.
     pub fn find(&self, host: &CanonicalHost, port: u16) -> Option<&str> {
-        if let Some(t) = port_hit(&self.any, port) {
+        self.find_by(host, |p| p.is_none_or(|p| p == port))
+    }
+
+    /// The first entry matching `host` on any port (transparent mode's DNS answers a name
+    /// before the port is known).
+    pub fn find_any_port(&self, host: &CanonicalHost) -> Option<&str> {
+        self.find_by(host, |_| true)
+    }
+
+    /// The first entry matching `host` on every port (one written without a port).
+    pub fn find_all_ports(&self, host: &CanonicalHost) -> Option<&str> {
+        self.find_by(host, |p| p.is_none())
+    }
+
+    fn find_by(&self, host: &CanonicalHost, port_ok: impl Fn(Option<u16>) -> bool) -> Option<&str> {
+        fn first<'a>(entries: &'a [Entry], port_ok: &impl Fn(Option<u16>) -> bool) -> Option<&'a str> {
+            entries.iter().find(|e| port_ok(e.port)).map(|e| e.text.as_str())
+        }
+        if let Some(t) = first(&self.any, &port_ok) {
             return Some(t);
         }
         match host {
-            CanonicalHost::Ipv4(a) => self.ips.get(&IpAddr::V4(*a)).and_then(|e| port_hit(e, port)),
-            CanonicalHost::Ipv6(a) => self.ips.get(&IpAddr::V6(*a)).and_then(|e| port_hit(e, port)),
+            CanonicalHost::Ipv4(a) => self.ips.get(&IpAddr::V4(*a)).and_then(|e| first(e, &port_ok)),
+            CanonicalHost::Ipv6(a) => self.ips.get(&IpAddr::V6(*a)).and_then(|e| first(e, &port_ok)),
             CanonicalHost::Name(n) => {
-                if let Some(t) = self.exact.get(n.as_str()).and_then(|e| port_hit(e, port)) {
+                if let Some(t) = self.exact.get(n.as_str()).and_then(|e| first(e, &port_ok)) {
                     return Some(t);
                 }
                 // every strict suffix starting after a dot: a.b.example.com -> b.example.com, example.com, com
                 let mut rest = n.as_str();
                 while let Some(i) = rest.find('.') {
                     rest = &rest[i + 1..];
-                    if let Some(t) = self.subdomains.get(rest).and_then(|e| port_hit(e, port)) {
+                    if let Some(t) = self.subdomains.get(rest).and_then(|e| first(e, &port_ok)) {
                         return Some(t);
                     }
                 }

@@ -76,6 +76,12 @@ impl Policy {
         }
     }
 
+    /// Whether a connection to `host` could be allowed on some port: transparent mode's
+    /// DNS answers such names (the port is judged at connect time) and no others.
+    pub fn name_may_connect(&self, host: &CanonicalHost) -> bool {
+        self.deny.find_all_ports(host).is_none() && self.allow.find_any_port(host).is_some()
+    }
+
     /// Keeps the addresses an allowed target may be dialed at. `trusted` addresses (an IP
     /// literal target, an operator's resolver override) skip the classifier but not the
     /// deny list; `localhost` may only be loopback; an address the allow list names
