@@ -21,6 +21,7 @@ pub mod server;
 pub mod socks;
 pub mod synthetic;
 pub mod target;
+pub mod transparent;
 pub mod tunnel;
 
 pub use policy::{DenyBy, Policy, Verdict};

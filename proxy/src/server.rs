@@ -59,6 +59,14 @@ pub struct Shared {
     next: AtomicU64,
     /// Hosts refused so far (`srt` names them at exit), each once, at most [`MAX_REFUSED`].
     refused: std::sync::Mutex<Vec<Refused>>,
+    /// Transparent mode: the key of the supervisor's preambles (`None`: no transparent
+    /// connections are accepted).
+    pub transparent_key: Option<[u8; crate::transparent::KEY_LEN]>,
+    /// The synthetic addresses handed out by the DNS stub.
+    pub names: crate::synthetic::Names,
+    /// Search domains of the host's resolver: names ending in them that the stub refuses
+    /// are a resolver trying its search list, not worth naming at exit.
+    pub quiet_suffixes: Vec<String>,
 }
 
 /// A host the policy refused: what `srt` tells the user at exit.
@@ -92,7 +100,15 @@ impl Shared {
             own: crate::addr::own_addresses(),
             next: AtomicU64::new(1),
             refused: std::sync::Mutex::new(Vec::new()),
+            transparent_key: None,
+            names: crate::synthetic::Names::default(),
+            quiet_suffixes: Vec::new(),
         }
+    }
+
+    /// A refused DNS name that is only a search-list attempt.
+    pub fn quiet_name(&self, name: &str) -> bool {
+        self.quiet_suffixes.iter().any(|s| name.strip_suffix(s.as_str()).is_some_and(|rest| rest.ends_with('.')))
     }
 
     /// Remembers a refused host (once per host, port and reason).
@@ -210,6 +226,7 @@ async fn handle<S: ClientStream>(stream: S, peer: String, shared: Arc<Shared>, p
     let first = tokio::time::timeout(shared.limits.header_timeout, peek(&stream)).await;
     match first {
         Ok(Ok(Some(5))) => crate::socks::handle(stream, peer, shared.clone()).await,
+        Ok(Ok(Some(0))) => crate::transparent::handle(stream, peer, shared.clone()).await,
         Ok(Ok(Some(4))) => {
             // SOCKS4 request rejected or failed
             let mut s = stream;

@@ -110,9 +110,10 @@ fn describe(r: &seccomp::Rule) -> String {
             "{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
             t = a(then)
         ),
-        Rule::TcpOnly { unix } => {
+        Rule::TcpOnly { unix, udp } => {
             format!(
-                "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}, else EPERM",
+                "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}{}, else EPERM",
+                if *udp { ", SOCK_DGRAM with protocol 0 or UDP (only the namespace's lo exists)" } else { "" },
                 if *unix { " (and AF_UNIX)" } else { "" }
             )
         }

@@ -84,10 +84,13 @@ pub fn prepare(
     let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let landlock_mode = mode == NetworkMode::Landlock;
+    let transparent = crate::net::transparent_wanted(settings);
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
         tcp: true,
-        mediate_connect: landlock_mode,
+        // namespace mode's transparent connects leave through the supervisor too
+        mediate_connect: landlock_mode || transparent,
+        udp: !landlock_mode && transparent,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
         mediate_metadata: fs_enabled && landlock_mode,
         host_namespaces: landlock_mode,
@@ -320,6 +323,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         && opts.settings.network.http_proxy_port.is_none()
         && opts.settings.network.socks_proxy_port.is_none();
     let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
+    net.namespaced = namespaced;
     if namespaced {
         net.port = crate::namespace::HTTP_PORT;
         net.socks_port = crate::namespace::SOCKS_PORT;
@@ -328,7 +332,8 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         net.socks_port = socks;
     }
     let envp = environment(&tmp.0, &net.env());
-    let route = (!namespaced).then(|| net.route());
+    // landlock mode routes every connect; namespace mode only transparent mode's
+    let route = (!namespaced || net.transparent.is_some()).then(|| net.route());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
     supervisor.native_rules =
@@ -350,7 +355,9 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         } else {
             crate::mounts::MountView { all_writable: true, ..Default::default() }
         };
-        start_namespaced(spec, view, &ours)?
+        let dns = net.transparent.is_some();
+        let view = crate::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
+        start_namespaced(spec, view, &ours, dns)?
     } else {
         (child::spawn(spec)?, Vec::new())
     };
@@ -409,13 +416,25 @@ fn audit_git(
     crate::git_audit::tell(&report);
 }
 
+/// Transparent mode in namespace mode: srt's resolv.conf, written in the run's own
+/// directory, to be mounted over the host's (whose real file a symlink may name).
+/// `None` where the host has no resolv.conf to cover (resolvers then ask 127.0.0.1 anyway).
+fn resolv_conf(tmp: &Path) -> Result<Option<(CString, CString)>, LaunchError> {
+    let Ok(theirs) = std::fs::canonicalize("/etc/resolv.conf") else { return Ok(None) };
+    let ours = tmp.join(".srt-resolv.conf");
+    std::fs::write(&ours, crate::net::RESOLV_CONF)?;
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    Ok(c(&ours).zip(c(&theirs)))
+}
+
 /// Starts the namespaced init, maps our ids into its user namespace, lets it go, and
-/// collects the proxy ports it opened inside its network namespace.
+/// collects the sockets it opened inside its network namespace.
 fn start_namespaced(
     mut spec: ChildSpec,
     view: crate::mounts::MountView,
     ours: &OwnedFd,
-) -> Result<(libc::pid_t, Vec<std::net::TcpListener>), LaunchError> {
+    dns: bool,
+) -> Result<(libc::pid_t, Vec<OwnedFd>), LaunchError> {
     spec.parent_pid = 1; // the command's parent is the namespace's init
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two fresh descriptors.
@@ -424,7 +443,7 @@ fn start_namespaced(
     }
     // SAFETY: fresh descriptors owned by nobody else.
     let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view })
+    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns })
         .map_err(|e| {
             LaunchError::Namespaces(std::io::Error::new(
                 e.kind(),
@@ -576,7 +595,7 @@ fn reap(pid: libc::pid_t) -> Option<i32> {
 
 enum SetupMsg {
     Listener(OwnedFd),
-    Bridge(Vec<std::net::TcpListener>),
+    Bridge(Vec<OwnedFd>),
     Failed(Stage, i32),
     Closed,
 }
@@ -609,9 +628,7 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         (n, b'L') if n > 0 && passed.len() == 1 => {
             SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!()))
         }
-        (n, b'B') if n > 0 && !passed.is_empty() => {
-            SetupMsg::Bridge(passed.into_iter().map(std::net::TcpListener::from).collect())
-        }
+        (n, b'B') if n > 0 && !passed.is_empty() => SetupMsg::Bridge(passed),
         (n, b'E') if n >= 6 => {
             let errno = i32::from_ne_bytes([buf[2], buf[3], buf[4], buf[5]]);
             SetupMsg::Failed(Stage::from_u8(buf[1]).unwrap_or(Stage::Exec), errno)
@@ -758,6 +775,7 @@ mod tests {
                 mediate_metadata: fs,
                 host_namespaces: true,
                 mediate_ptys: fs,
+                udp: false,
             },
             mode: NetworkMode::Landlock,
             kernel_abi: abi,

@@ -31,6 +31,9 @@ pub struct MountView {
     /// The working directory, entered again once the view is built: the process's old
     /// reference still points into the mount underneath, now read-only.
     pub cwd: Option<CString>,
+    /// Transparent mode: (srt's resolv.conf, the host's resolv.conf file) mounted read-only
+    /// over it, so resolvers ask srt's DNS on the namespace's loopback.
+    pub resolv_conf: Option<(CString, CString)>,
 }
 
 /// Which mounts the policy needs. Devices are special files, writable on a read-only mount,
@@ -65,6 +68,7 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
         all_writable: outer.iter().any(|o| o.as_os_str() == "/"),
         rw: outer.iter().filter_map(|p| c(p)).collect(),
         ro,
+        resolv_conf: None,
     }
 }
 
@@ -147,6 +151,11 @@ pub fn apply(v: &MountView) -> Result<(), i32> {
         let fd = clone_tree(p, true)?;
         set_readonly(fd, &CString::from(c""), AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint)?;
         attach(fd, p)?;
+    }
+    if let Some((ours, theirs)) = &v.resolv_conf {
+        let fd = clone_tree(ours, false)?;
+        set_readonly(fd, &CString::from(c""), libc::AT_EMPTY_PATH as libc::c_uint)?;
+        attach(fd, theirs)?;
     }
     if let Some(cwd) = &v.cwd {
         // SAFETY: plain syscall with a NUL-terminated path.

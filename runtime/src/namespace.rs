@@ -11,6 +11,8 @@ use crate::child::{self, ChildSpec, Stage};
 
 pub const HTTP_PORT: u16 = 3128;
 pub const SOCKS_PORT: u16 = 1080;
+/// Transparent mode's DNS, UDP and TCP, on 127.0.0.1 inside.
+pub const DNS_PORT: u16 = 53;
 
 pub const FLAGS: libc::c_int =
     libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
@@ -21,6 +23,8 @@ pub struct InitSpec {
     pub go: RawFd,
     /// The read-only mount view the command gets.
     pub view: crate::mounts::MountView,
+    /// Transparent mode: also open srt's DNS ports inside.
+    pub dns: bool,
 }
 
 /// Starts the namespaced init; returns its pid (as srt sees it).
@@ -103,6 +107,14 @@ fn init(mut spec: InitSpec) -> ! {
             // IPv6 may be disabled in the namespace; IPv4 is required
             Err(_) if v6 => {}
             Err(e) => fail(sock, Stage::Loopback, e),
+        }
+    }
+    if spec.dns {
+        for made in [listen(DNS_PORT, false), udp(DNS_PORT)] {
+            match made {
+                Ok(fd) => listeners.push(fd),
+                Err(e) => fail(sock, Stage::Loopback, e),
+            }
         }
     }
     if let Err(e) = send_fds(sock, b'B', &listeners) {
@@ -204,12 +216,19 @@ fn listen(port: u16, v6: bool) -> Result<RawFd, i32> {
     Ok(l.into_raw_fd())
 }
 
+fn udp(port: u16) -> Result<RawFd, i32> {
+    let u = std::net::UdpSocket::bind((std::net::Ipv4Addr::LOCALHOST, port))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    use std::os::fd::IntoRawFd;
+    Ok(u.into_raw_fd())
+}
+
 fn send_fds(sock: RawFd, tag: u8, fds: &[RawFd]) -> Result<(), i32> {
     let mut t = [tag];
     let mut iov = libc::iovec { iov_base: t.as_mut_ptr().cast(), iov_len: 1 };
     let mut cbuf = [0u64; 8];
     let len = std::mem::size_of_val(fds) as u32;
-    // SAFETY: msghdr and the control buffer (large enough for 4 descriptors) live here.
+    // SAFETY: msghdr and the control buffer (large enough for 6 descriptors) live here.
     unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = &mut iov;

@@ -27,6 +27,17 @@ pub struct Net {
     /// `network.httpProxyPort`/`socksProxyPort`: an existing proxy (a pod sidecar) on
     /// these loopback ports takes the traffic; srt starts none of its own.
     pub external: Option<(u16, u16)>,
+    /// Transparent mode: the key of the supervisor's preambles (never in the command's
+    /// environment), `None` when off.
+    pub transparent: Option<[u8; srt_proxy::transparent::KEY_LEN]>,
+    /// The namespace's own proxy ports take requests without the token.
+    pub namespaced: bool,
+}
+
+/// Transparent mode is on unless the settings turn it off; it needs srt's own proxy (an
+/// existing proxy on the settings' ports cannot map srt's synthetic addresses).
+pub fn transparent_wanted(s: &Settings) -> bool {
+    s.network.transparent.unwrap_or(true) && s.network.http_proxy_port.is_none() && s.network.socks_proxy_port.is_none()
 }
 
 impl Net {
@@ -60,6 +71,8 @@ impl Net {
                 (None, Some(x)) => Some((x, x)),
                 (None, None) => None,
             },
+            transparent: if transparent_wanted(s) { Some(key()?) } else { None },
+            namespaced: false,
         })
     }
 
@@ -103,11 +116,22 @@ impl Net {
             ("CLOUDSDK_PROXY_USERNAME".into(), "srt".into()),
             ("CLOUDSDK_PROXY_PASSWORD".into(), t.clone()),
         ]);
+        if self.transparent.is_some() && !self.namespaced {
+            // landlock mode cannot give the command UDP sockets that reach only srt: glibc's
+            // resolver asks over TCP instead, which the supervisor takes to srt's DNS
+            v.push(("RES_OPTIONS".into(), "use-vc".into()));
+        }
         v
     }
 
     pub fn route(&self) -> Route {
-        Route { port: self.port, socks_port: self.socks_port, allow_unix: self.allow_unix }
+        Route {
+            port: self.port,
+            socks_port: self.socks_port,
+            allow_unix: self.allow_unix,
+            transparent: self.transparent,
+            namespaced: self.namespaced,
+        }
     }
 
     /// Serves the proxy on its own thread (the command already runs; srt stays its parent),
@@ -117,24 +141,33 @@ impl Net {
     /// existing proxy).
     pub fn start(
         self,
-        inside: Vec<TcpListener>,
+        inside: Vec<OwnedFd>,
         debug: bool,
         control_fd: Option<i32>,
     ) -> Result<Option<std::sync::Arc<Shared>>, LaunchError> {
+        let inside = Inside::sort(inside);
         if let Some(ports) = self.external {
             if control_fd.is_some() {
                 crate::warn!("--control-fd has no effect: the existing proxy on the settings' ports decides");
             }
-            relay_to_external(inside, ports)?;
+            relay_to_external(inside.proxy, ports)?;
             return Ok(None);
         }
         let log = if debug { Log::stderr() } else { Log::off() };
-        let shared = Shared::new(self.policy, Some(self.token), self.resolver, Limits::default(), log);
+        // inside the namespace only the command reaches the ports: Java's and others'
+        // clients that cannot send proxy credentials work there without the token
+        let token = if self.namespaced { None } else { Some(self.token) };
+        let mut shared = Shared::build(self.policy, token, self.resolver, Limits::default(), log);
+        shared.transparent_key = self.transparent;
+        shared.quiet_suffixes = search_domains(&std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default());
+        let shared = std::sync::Arc::new(shared);
         if let Some(fd) = control_fd {
             srt_proxy::reload::watch_control_fd(fd, shared.clone())
                 .map_err(|e| LaunchError::Proxy(format!("--control-fd {fd} is not usable: {e}")))?;
         }
-        let listeners: Vec<TcpListener> = if inside.is_empty() { self.listener.into_iter().collect() } else { inside };
+        let listeners: Vec<TcpListener> =
+            if inside.proxy.is_empty() { self.listener.into_iter().collect() } else { inside.proxy };
+        let (dns_tcp, dns_udp) = (inside.dns_tcp, inside.dns_udp);
         let state = shared.clone();
         std::thread::Builder::new()
             .name("proxy".into())
@@ -152,6 +185,26 @@ impl Net {
                             Err(e) => crate::warn!("the proxy could not start ({e}); the command has no network"),
                         }
                     }
+                    for l in dns_tcp {
+                        let _ = l.set_nonblocking(true);
+                        if let Ok(l) = tokio::net::TcpListener::from_std(l) {
+                            let task = srt_proxy::transparent::serve_dns_listener(l, shared.clone());
+                            tasks.push(tokio::spawn(async move {
+                                task.await;
+                                Ok(())
+                            }));
+                        }
+                    }
+                    for u in dns_udp {
+                        let _ = u.set_nonblocking(true);
+                        if let Ok(u) = tokio::net::UdpSocket::from_std(u) {
+                            let task = srt_proxy::transparent::serve_udp(u, shared.clone());
+                            tasks.push(tokio::spawn(async move {
+                                task.await;
+                                Ok(())
+                            }));
+                        }
+                    }
                     for t in tasks {
                         let _ = t.await;
                     }
@@ -161,6 +214,59 @@ impl Net {
         Ok(Some(state))
     }
 }
+
+/// The sockets namespace mode's init made inside the command's network namespace.
+#[derive(Default)]
+struct Inside {
+    proxy: Vec<TcpListener>,
+    dns_tcp: Vec<TcpListener>,
+    dns_udp: Vec<std::net::UdpSocket>,
+}
+
+impl Inside {
+    fn sort(fds: Vec<OwnedFd>) -> Inside {
+        let mut out = Inside::default();
+        for fd in fds {
+            let mut ty: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: getsockopt into a local int of the given length.
+            unsafe {
+                libc::getsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_TYPE,
+                    (&mut ty as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            };
+            if ty == libc::SOCK_DGRAM {
+                out.dns_udp.push(std::net::UdpSocket::from(fd));
+                continue;
+            }
+            let l = TcpListener::from(fd);
+            if l.local_addr().is_ok_and(|a| a.port() == crate::namespace::DNS_PORT) {
+                out.dns_tcp.push(l);
+            } else {
+                out.proxy.push(l);
+            }
+        }
+        out
+    }
+}
+
+/// The `search` (or `domain`) suffixes of a resolv.conf.
+fn search_domains(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("search").or_else(|| l.strip_prefix("domain")))
+        .filter(|rest| rest.starts_with([' ', '\t']))
+        .flat_map(|rest| rest.split_whitespace())
+        .map(|d| d.trim_end_matches('.').to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+/// What namespace mode's `/etc/resolv.conf` says: srt's own DNS on the sandbox's `lo`.
+pub const RESOLV_CONF: &str = "# srt: DNS answered by srt's stub on the sandbox's loopback (transparent mode)\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n";
 
 /// One line per host the proxy refused during the run, for the user at exit: a tool that
 /// reports only "403" or a DNS error then still says why.
@@ -176,6 +282,8 @@ pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
                 "sni-missing" => "TLS without a server name; network.allowTlsWithoutSni allows it",
                 "ech" => "Encrypted Client Hello hides the server name; network.allowTlsWithoutSni allows it",
                 "malformed-first-flight" => "the first bytes were neither clear TLS nor HTTP",
+                "dns-not-allowed" => return format!("srt: network: refused name {} (not in allowedDomains)", r.host),
+                "unknown-synthetic-address" => "an address srt's DNS never handed out",
                 other => other,
             };
             format!("srt: network: refused {}:{} ({why})", r.host, r.port)
@@ -228,6 +336,10 @@ pub struct Route {
     pub port: u16,
     pub socks_port: u16,
     pub allow_unix: bool,
+    /// Transparent mode's preamble key.
+    pub transparent: Option<[u8; srt_proxy::transparent::KEY_LEN]>,
+    /// Namespace mode: the command's loopback is its own, other addresses have no route.
+    pub namespaced: bool,
 }
 
 /// Where a `connect()` may go, decided from the address the command passed.
@@ -238,7 +350,13 @@ pub enum Verdict {
         v6: bool,
         port: u16,
     },
-    /// Harmless (AF_UNSPEC disconnect, allowed AF_UNIX): let the kernel do it.
+    /// Transparent mode: to the proxy, which is told `dest`.
+    Transparent {
+        v6: bool,
+        dest: SocketAddr,
+    },
+    /// Harmless (AF_UNSPEC disconnect, allowed AF_UNIX, the namespace's own loopback): let
+    /// the kernel do it.
     Kernel,
     Refuse(i32),
 }
@@ -249,35 +367,39 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
         return Verdict::Refuse(libc::EINVAL);
     }
     let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
-    let loopback_proxy = |ip: std::net::IpAddr, port: u16| {
-        (port == route.port || port == route.socks_port)
-            && match ip {
-                std::net::IpAddr::V4(a) => a == Ipv4Addr::LOCALHOST,
-                std::net::IpAddr::V6(a) => a == Ipv6Addr::LOCALHOST || a.to_ipv4_mapped() == Some(Ipv4Addr::LOCALHOST),
-            }
-    };
-    match family {
-        libc::AF_UNSPEC => Verdict::Kernel,
-        libc::AF_UNIX if route.allow_unix => Verdict::Kernel,
+    let dest = match family {
+        libc::AF_UNSPEC => return Verdict::Kernel,
+        libc::AF_UNIX if route.allow_unix => return Verdict::Kernel,
         libc::AF_INET if sa.len() >= 8 => {
-            let port = u16::from_be_bytes([sa[2], sa[3]]);
-            let ip = Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]);
-            if loopback_proxy(ip.into(), port) {
-                Verdict::Proxy { v6: false, port }
-            } else {
-                Verdict::Refuse(libc::EACCES)
-            }
+            SocketAddr::new(Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]).into(), u16::from_be_bytes([sa[2], sa[3]]))
         }
         libc::AF_INET6 if sa.len() >= 24 => {
-            let port = u16::from_be_bytes([sa[2], sa[3]]);
             let mut b = [0u8; 16];
             b.copy_from_slice(&sa[8..24]);
-            if loopback_proxy(Ipv6Addr::from(b).into(), port) {
-                Verdict::Proxy { v6: true, port }
-            } else {
-                Verdict::Refuse(libc::EACCES)
-            }
+            SocketAddr::new(Ipv6Addr::from(b).into(), u16::from_be_bytes([sa[2], sa[3]]))
         }
+        _ if route.namespaced => return Verdict::Kernel,
+        _ => return Verdict::Refuse(libc::EACCES),
+    };
+    let v6 = family == libc::AF_INET6;
+    // v4-mapped addresses are the IPv4 address they carry
+    let ip = match dest.ip() {
+        std::net::IpAddr::V6(a) => a.to_ipv4_mapped().map_or(std::net::IpAddr::V6(a), std::net::IpAddr::V4),
+        v4 => v4,
+    };
+    let local = ip.is_loopback() || ip.is_unspecified();
+    let transparent = route.transparent.is_some();
+    if route.namespaced {
+        // nothing but the namespace's own lo is reachable by the kernel's routes
+        return if local || !transparent { Verdict::Kernel } else { Verdict::Transparent { v6, dest } };
+    }
+    let proxy_port = dest.port() == route.port || dest.port() == route.socks_port;
+    if proxy_port && ip == std::net::IpAddr::V4(Ipv4Addr::LOCALHOST) || proxy_port && ip == Ipv6Addr::LOCALHOST {
+        return Verdict::Proxy { v6, port: dest.port() };
+    }
+    match (transparent, local, dest.port()) {
+        // DNS to any server, the host's own stub resolver included, is srt's
+        (true, _, 53) | (true, false, _) => Verdict::Transparent { v6, dest },
         _ => Verdict::Refuse(libc::EACCES),
     }
 }
@@ -354,6 +476,56 @@ fn last_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
+/// Random bytes for the preamble key.
+fn key() -> Result<[u8; srt_proxy::transparent::KEY_LEN], LaunchError> {
+    let mut b = [0u8; srt_proxy::transparent::KEY_LEN];
+    // SAFETY: getrandom fills the local buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        return Err(LaunchError::Proxy("no randomness for the transparent-mode key".into()));
+    }
+    Ok(b)
+}
+
+/// Connects `sock` to the proxy and writes the preamble naming `dest` before the command
+/// gets the socket back; returns 0 or the errno the command should see.
+pub fn connect_transparent(sock: &OwnedFd, port: u16, v6: bool, preamble: &[u8]) -> i32 {
+    match connect_to_proxy(sock, port, v6) {
+        0 => {}
+        libc::EINPROGRESS => {
+            // the command's socket is non-blocking: loopback completes at once
+            let mut p = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+            // SAFETY: poll on one live descriptor.
+            if unsafe { libc::poll(&mut p, 1, 2000) } != 1 {
+                return libc::ETIMEDOUT;
+            }
+            let mut err: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: getsockopt into a local int of the given length.
+            unsafe {
+                libc::getsockopt(
+                    sock.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_ERROR,
+                    (&mut err as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            };
+            if err != 0 {
+                return err;
+            }
+        }
+        e => return e,
+    }
+    // SAFETY: send from a live buffer on a connected socket with an empty send buffer.
+    let n = unsafe { libc::send(sock.as_raw_fd(), preamble.as_ptr().cast(), preamble.len(), libc::MSG_NOSIGNAL) };
+    if n == preamble.len() as isize {
+        0
+    } else {
+        libc::EIO
+    }
+}
+
 /// 16 random bytes, hex: the per-run proxy token.
 fn token() -> Result<String, LaunchError> {
     let mut b = [0u8; 16];
@@ -388,11 +560,11 @@ mod tests {
 
     #[test]
     fn only_the_proxy_is_reachable() {
-        let r = Route { port: 4000, socks_port: 4000, allow_unix: false };
+        let r = Route { port: 4000, socks_port: 4000, allow_unix: false, transparent: None, namespaced: false };
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false, port: 4000 });
         assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 4000)), Verdict::Proxy { v6: true, port: 4000 });
         assert_eq!(judge(&r, &v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 4000)), Verdict::Proxy { v6: true, port: 4000 });
-        let two = Route { port: 4000, socks_port: 4001, allow_unix: false };
+        let two = Route { socks_port: 4001, ..r };
         assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4001)), Verdict::Proxy { v6: false, port: 4001 });
         assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4002)), Verdict::Refuse(libc::EACCES));
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4001)), Verdict::Refuse(libc::EACCES), "other port");
@@ -404,5 +576,59 @@ mod tests {
         assert_eq!(judge(&r, &(libc::AF_UNSPEC as u16).to_ne_bytes()), Verdict::Kernel);
         assert_eq!(judge(&r, &[2]), Verdict::Refuse(libc::EINVAL));
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)[..6]), Verdict::Refuse(libc::EACCES), "truncated");
+        assert_eq!(judge(&r, &v4([1, 2, 3, 4], 53)), Verdict::Refuse(libc::EACCES), "no DNS without transparent mode");
+    }
+
+    fn dest(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn transparent_mode_takes_other_addresses_to_the_proxy_but_never_host_loopback() {
+        let r =
+            Route { port: 4000, socks_port: 4000, allow_unix: false, transparent: Some([1; 16]), namespaced: false };
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false, port: 4000 });
+        assert_eq!(
+            judge(&r, &v4([198, 18, 0, 2], 443)),
+            Verdict::Transparent { v6: false, dest: dest("198.18.0.2:443") }
+        );
+        assert_eq!(
+            judge(&r, &v6("2001:db8::1".parse().unwrap(), 80)),
+            Verdict::Transparent { v6: true, dest: dest("[2001:db8::1]:80") }
+        );
+        // DNS to any server, the host's loopback stub included, goes to srt's own
+        assert_eq!(
+            judge(&r, &v4([127, 0, 0, 53], 53)),
+            Verdict::Transparent { v6: false, dest: dest("127.0.0.53:53") }
+        );
+        assert_eq!(judge(&r, &v4([8, 8, 8, 8], 53)), Verdict::Transparent { v6: false, dest: dest("8.8.8.8:53") });
+        // the host's own services stay out of reach, whatever the spelling
+        for sa in [
+            v4([127, 0, 0, 1], 8080),
+            v4([127, 9, 9, 9], 443),
+            v4([0, 0, 0, 0], 443),
+            v6(Ipv6Addr::LOCALHOST, 8080),
+            v6(Ipv6Addr::UNSPECIFIED, 443),
+            v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 8080),
+        ] {
+            assert_eq!(judge(&r, &sa), Verdict::Refuse(libc::EACCES), "{sa:?}");
+        }
+        assert_eq!(judge(&r, &[1, 0]), Verdict::Refuse(libc::EACCES), "AF_UNIX");
+        assert_eq!(judge(&r, &[16, 0, 0, 0]), Verdict::Refuse(libc::EACCES), "netlink");
+    }
+
+    #[test]
+    fn namespace_mode_leaves_its_own_loopback_to_the_kernel() {
+        let r = Route { port: 3128, socks_port: 1080, allow_unix: false, transparent: Some([1; 16]), namespaced: true };
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 8080)), Verdict::Kernel);
+        assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 53)), Verdict::Kernel);
+        assert_eq!(judge(&r, &v4([10, 1, 2, 3], 443)), Verdict::Transparent { v6: false, dest: dest("10.1.2.3:443") });
+        assert_eq!(judge(&Route { transparent: None, ..r }, &v4([10, 1, 2, 3], 443)), Verdict::Kernel);
+    }
+
+    #[test]
+    fn search_domains_are_read_from_resolv_conf() {
+        let text = "nameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local\ndomain Example.COM.\nsearchx no\n";
+        assert_eq!(search_domains(text), ["default.svc.cluster.local", "svc.cluster.local", "example.com"]);
     }
 }

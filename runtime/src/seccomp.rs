@@ -85,6 +85,9 @@ pub enum Rule {
     /// and protocol 0 or IPPROTO_TCP is allowed; AF_UNIX too when `unix`; all else EPERM.
     TcpOnly {
         unix: bool,
+        /// UDP datagram sockets too (protocol 0 or IPPROTO_UDP): namespace mode's
+        /// transparent DNS, where only the namespace's own loopback is reachable.
+        udp: bool,
     },
     /// socketpair(): AF_UNIX only; unless `any_type`, only SOCK_STREAM and SOCK_SEQPACKET
     /// (a datagram socket can `sendto` any host socket path, and be bound to receive).
@@ -117,6 +120,8 @@ pub struct FilterOptions {
     pub mediate_connect: bool,
     /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
     pub allow_unix_sockets: bool,
+    /// UDP sockets allowed (namespace mode with transparent DNS: only `lo` exists).
+    pub udp: bool,
     /// Metadata calls go to the supervisor (landlock mode: no read-only mounts).
     pub mediate_metadata: bool,
     /// The command shares the host's network and IPC namespaces (landlock mode): `listen`
@@ -168,7 +173,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     }
     if let Some(nr) = arch.nr("socket") {
         if opts.tcp {
-            out.push(("socket", nr, Rule::TcpOnly { unix: opts.allow_unix_sockets }));
+            out.push(("socket", nr, Rule::TcpOnly { unix: opts.allow_unix_sockets, udp: opts.udp }));
         } else {
             let values = if opts.allow_unix_sockets { vec![libc::AF_UNIX as u32] } else { vec![] };
             out.push(("socket", nr, Rule::OneOf { arg: 0, values, then: Action::Allow, otherwise: eperm }));
@@ -365,7 +370,7 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, RET_ALLOW),
         ],
-        Rule::TcpOnly { unix } => {
+        Rule::TcpOnly { unix, udp: false } => {
             let eperm = Action::Errno(libc::EPERM).ret();
             // 0: ld family; 1: jeq INET ->4; 2: jeq INET6 ->4; 3: unix? allow : eperm
             // 4: ld type; 5: and 0xf; 6: jeq STREAM ? 7 : eperm; 7: ld proto; 8: jeq 0 -> allow;
@@ -387,6 +392,37 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
                 stmt(BPF_LD_W_ABS, arg_lo(2)),
                 jump(BPF_JEQ_K, 0, 2, 0),
                 jump(BPF_JEQ_K, libc::IPPROTO_TCP as u32, 1, 0),
+                stmt(BPF_RET_K, eperm),
+                stmt(BPF_RET_K, RET_ALLOW),
+            ]);
+            b
+        }
+        Rule::TcpOnly { unix, udp: true } => {
+            let eperm = Action::Errno(libc::EPERM).ret();
+            // as above, plus 11: jeq DGRAM ? 12 : 15; 12: ld proto; 13: jeq 0 -> allow;
+            // 14: jeq UDP -> allow; 15: ret eperm; 16: ret allow
+            let mut b = vec![
+                stmt(BPF_LD_W_ABS, arg_lo(0)),
+                jump(BPF_JEQ_K, libc::AF_INET as u32, 2, 0),
+                jump(BPF_JEQ_K, libc::AF_INET6 as u32, 1, 0),
+            ];
+            b.push(if *unix {
+                jump(BPF_JEQ_K, libc::AF_UNIX as u32, 12, 6) // -> allow : eperm
+            } else {
+                stmt(BPF_RET_K, eperm)
+            });
+            b.extend([
+                stmt(BPF_LD_W_ABS, arg_lo(1)),
+                stmt(BPF_ALU_AND_K, 0xf),
+                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 0, 4),
+                stmt(BPF_LD_W_ABS, arg_lo(2)),
+                jump(BPF_JEQ_K, 0, 7, 0),
+                jump(BPF_JEQ_K, libc::IPPROTO_TCP as u32, 6, 0),
+                stmt(BPF_RET_K, eperm),
+                jump(BPF_JEQ_K, libc::SOCK_DGRAM as u32, 0, 3),
+                stmt(BPF_LD_W_ABS, arg_lo(2)),
+                jump(BPF_JEQ_K, 0, 2, 0),
+                jump(BPF_JEQ_K, libc::IPPROTO_UDP as u32, 1, 0),
                 stmt(BPF_RET_K, eperm),
                 stmt(BPF_RET_K, RET_ALLOW),
             ]);

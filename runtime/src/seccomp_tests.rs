@@ -9,6 +9,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
         mediate_metadata: mediate_fs,
         host_namespaces: true,
         mediate_ptys: mediate_fs,
+        udp: false,
     }
 }
 
@@ -204,4 +205,24 @@ fn tcp_only_sockets_and_mediated_connect() {
     assert_eq!(decide(o, "sendto", [3, 0, 1, libc::MSG_FASTOPEN as u64, 0, 0]), EPERM);
     assert_eq!(decide(o, "sendto", [3, 0, 1, 0, 0, 0]), RET_ALLOW);
     assert_eq!(decide(o, "sendmsg", [3, 0, libc::MSG_FASTOPEN as u64, 0, 0, 0]), EPERM);
+}
+
+#[test]
+fn udp_sockets_only_where_asked_for() {
+    for unix in [false, true] {
+        let o = FilterOptions { tcp: true, mediate_connect: true, udp: true, ..opts(true, unix) };
+        let sock = |f: i32, t: i32, p: i32| decide(o, "socket", [f as u64, t as u64, p as u64, 0, 0, 0]);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, 0), RET_ALLOW);
+        assert_eq!(sock(libc::AF_INET6, libc::SOCK_STREAM, libc::IPPROTO_TCP), RET_ALLOW);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0), RET_ALLOW);
+        assert_eq!(sock(libc::AF_INET6, libc::SOCK_DGRAM, libc::IPPROTO_UDP), RET_ALLOW);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_ICMP), EPERM, "ping sockets");
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM, 136), EPERM, "UDP-Lite");
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_TCP), EPERM);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_UDP), EPERM);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_RAW, 0), EPERM, "raw");
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_SEQPACKET, 0), EPERM);
+        assert_eq!(sock(libc::AF_NETLINK, libc::SOCK_DGRAM, 0), EPERM);
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_DGRAM, 0), if unix { RET_ALLOW } else { EPERM });
+    }
 }

@@ -10,7 +10,7 @@
 //! carrying over `O_NONBLOCK`, close-on-exec and the options the command set with
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use super::{Call, Outcome};
 use crate::net::{self, Verdict};
@@ -38,6 +38,7 @@ impl Call<'_> {
             Verdict::Refuse(e) => return Outcome::Fail(e),
             Verdict::Kernel => return Outcome::Continue,
             Verdict::Proxy { v6, port } => (v6, port),
+            Verdict::Transparent { v6, dest } => return self.transparent(&route, sockfd, v6, dest),
         };
         match net::take_socket(self.req.pid, sockfd) {
             Ok(sock) => {
@@ -49,13 +50,47 @@ impl Call<'_> {
                     e => Outcome::Fail(e),
                 }
             }
-            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port),
+            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port, None),
             Err(e) => Outcome::Fail(e),
         }
     }
 
-    /// Connects a socket of ours to the proxy and puts it where the command's socket was.
-    fn replace_socket(&self, sockfd: i32, v6: bool, port: u16) -> Outcome {
+    /// Transparent mode: the command's socket goes to the proxy, which reads `dest` from
+    /// the preamble written before the command gets its socket back.
+    fn transparent(&self, route: &net::Route, sockfd: i32, v6: bool, dest: std::net::SocketAddr) -> Outcome {
+        let Some(key) = route.transparent else { return Outcome::Fail(libc::EACCES) };
+        let preamble = srt_proxy::transparent::preamble(&key, dest);
+        match net::take_socket(self.req.pid, sockfd) {
+            Ok(sock) => {
+                if !self.valid() {
+                    return Outcome::Gone;
+                }
+                if sock_type(&sock) == libc::SOCK_DGRAM {
+                    // only namespace mode has UDP sockets: DNS to any server reaches srt's
+                    // on the namespace's loopback, nothing else leaves
+                    if dest.port() != 53 {
+                        return Outcome::Fail(libc::ENETUNREACH);
+                    }
+                    return match net::connect_to_proxy(&sock, crate::namespace::DNS_PORT, v6) {
+                        0 | libc::EINPROGRESS => Outcome::Value(0),
+                        e => Outcome::Fail(e),
+                    };
+                }
+                match net::connect_transparent(&sock, route.port, v6, &preamble) {
+                    0 => Outcome::Value(0),
+                    e => Outcome::Fail(e),
+                }
+            }
+            // a socket of srt's own would be in srt's network namespace, not the command's
+            Err(libc::EPERM | libc::ENOSYS) if route.namespaced => Outcome::Fail(libc::ENETUNREACH),
+            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, route.port, Some(&preamble)),
+            Err(e) => Outcome::Fail(e),
+        }
+    }
+
+    /// Connects a socket of ours to the proxy (writing `preamble` first, in transparent
+    /// mode) and puts it where the command's socket was.
+    fn replace_socket(&self, sockfd: i32, v6: bool, port: u16, preamble: Option<&[u8]>) -> Outcome {
         let Some(info) = fd_info(self.req.pid, sockfd) else { return Outcome::Fail(libc::EBADF) };
         let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
         // SAFETY: plain syscall; the descriptor is owned below.
@@ -75,9 +110,12 @@ impl Call<'_> {
         }
         // to loopback the connection is made at once, so blocking here costs nothing and a
         // non-blocking caller simply sees it completed (0), which POSIX allows
-        match net::connect_to_proxy(&sock, port, v6) {
-            0 => {}
-            e => return Outcome::Fail(e),
+        let connected = match preamble {
+            Some(p) => net::connect_transparent(&sock, port, v6, p),
+            None => net::connect_to_proxy(&sock, port, v6),
+        };
+        if connected != 0 {
+            return Outcome::Fail(connected);
         }
         if info.flags & libc::O_NONBLOCK != 0 {
             super::sys::set_nonblocking(sock.as_fd(), true);
@@ -128,4 +166,20 @@ fn fd_info(pid: u32, fd: i32) -> Option<FdInfo> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
     let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
     Some(FdInfo { flags: i32::from_str_radix(field("flags:")?, 8).ok()?, ino: field("ino:")?.parse().ok()? })
+}
+
+fn sock_type(sock: &OwnedFd) -> i32 {
+    let mut ty: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt into a local int of the given length.
+    unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut ty as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    ty
 }
