@@ -394,7 +394,7 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
         return if local || !transparent { Verdict::Kernel } else { Verdict::Transparent { v6, dest } };
     }
     let proxy_port = dest.port() == route.port || dest.port() == route.socks_port;
-    if proxy_port && ip == std::net::IpAddr::V4(Ipv4Addr::LOCALHOST) || proxy_port && ip == Ipv6Addr::LOCALHOST {
+    if proxy_port && (ip == std::net::IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == Ipv6Addr::LOCALHOST) {
         return Verdict::Proxy { v6, port: dest.port() };
     }
     match (transparent, local, dest.port()) {
