@@ -50,11 +50,13 @@ pub fn report(
     } else {
         settings.network.allowed_domains.join(", ")
     };
+    let transparent = crate::net::transparent_wanted(settings);
     let net: &[&str] = if p.mode == launch::NetworkMode::Namespace {
         &[
             "network (namespace mode): new user, network, mount, PID and IPC namespaces; the network namespace",
-            "  has only lo, whose ports 3128 (HTTP) and 1080 (SOCKS5) srt's proxy serves from outside",
-            "  sockets: TCP only (seccomp); sandbox-local servers on lo work; nothing else is routable",
+            "  has only lo, whose ports 3128 (HTTP) and 1080 (SOCKS5) srt's proxy serves from outside (no token:",
+            "  only the sandbox reaches them)",
+            "  sockets: TCP (UDP too in transparent mode; nothing but lo is routable); sandbox-local servers work",
             "  processes: the command's init is PID 1 of its own PID namespace with a private /proc; the command",
             "  cannot see or signal processes outside, and nothing survives srt, even if srt is SIGKILLed",
         ]
@@ -63,7 +65,7 @@ pub fn report(
             "network (landlock mode): only through srt's own proxy, per run on a loopback port with a fresh token",
             "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's",
             "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind",
-            "  itself; UDP, raw, packet and netlink sockets are refused, so there is no DNS inside (the proxy resolves)",
+            "  itself; UDP, raw, packet and netlink sockets are refused",
             "  LIMIT: no local TCP servers (bind is refused) in this mode",
             "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it",
         ]
@@ -75,7 +77,40 @@ pub fn report(
     if !settings.network.denied_domains.is_empty() {
         let _ = writeln!(w, "  denied domains:  {}", settings.network.denied_domains.join(", "));
     }
-    let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
+    let _ = writeln!(
+        w,
+        "  every tunnel: the TLS server name (SNI) or HTTP Host must name an allowed host; no SNI / ECH {}",
+        if settings.network.allow_tls_without_sni.unwrap_or(false) {
+            "allowed (allowTlsWithoutSni)"
+        } else {
+            "refused"
+        }
+    );
+    if transparent {
+        let dns = if p.mode == launch::NetworkMode::Namespace {
+            "a stub on the sandbox's 127.0.0.1:53 (UDP, TCP) and its own /etc/resolv.conf"
+        } else {
+            "DNS over TCP (RES_OPTIONS=use-vc) to port 53 of any address, taken by the supervisor"
+        };
+        let _ = writeln!(
+            w,
+            "  transparent mode: clients that ignore the proxy variables work too; srt answers DNS ({dns})"
+        );
+        let _ = writeln!(
+            w,
+            "  with synthetic 198.18.0.0/15 addresses for allowed names, NXDOMAIN for others, and never asks"
+        );
+        let _ = writeln!(w, "  another server; direct connects go to the proxy with their destination, judged by name");
+        if p.mode != launch::NetworkMode::Namespace {
+            let _ = writeln!(
+                w,
+                "  LIMIT: musl's and Go's pure resolver cannot resolve here (no UDP; they ignore RES_OPTIONS)"
+            );
+        }
+    } else {
+        let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
+        let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
+    }
     crate::explain_fs::report(w, &p, settings_files);
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();

@@ -433,3 +433,17 @@ curl -sS -m 5 "http://allowed.test:$HTTP/""#;
     let o = srt(&f, "landlock", Who::Root, &f.dir.join("s.json"), script, |_| {});
     assert_eq!(o.stdout.trim(), "407", "{}", o.stderr);
 }
+
+#[test]
+fn explain_says_whether_transparent_mode_is_on() {
+    let f = fixture("explain");
+    let off = f.dir.join("off.json");
+    std::fs::write(&off, settings(&["allowed.test"], serde_json::json!({"transparent": false}))).unwrap();
+    for (file, on) in [(f.dir.join("s.json"), true), (off, false)] {
+        let o = Command::new(env!("CARGO_BIN_EXE_srt")).arg("explain").arg("-s").arg(&file).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(text.contains("transparent mode: clients that ignore the proxy variables work too"), on, "{text}");
+        assert_eq!(text.contains("LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail"), !on, "{text}");
+        assert!(text.contains("no SNI / ECH refused"), "{text}");
+    }
+}
