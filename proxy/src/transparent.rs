@@ -264,7 +264,7 @@ async fn read_first_flight<S: ClientStream>(s: &mut S, shared: &Shared) -> Optio
         match first_flight::classify(&buf) {
             Seen::NeedMore if buf.len() < first_flight::MAX_HEAD => continue,
             Seen::Tls(h) => return Some((buf, h.server_name)),
-            Seen::Http { host } => return Some((buf, host)),
+            Seen::Http { names, .. } => return Some((buf, names.last().cloned())),
             _ => return None,
         }
     }

@@ -105,9 +105,11 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(client: &A, upstream: &B, i
 }
 
 /// What a gate says about the client's first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
     Pass,
+    /// Pass, sending these bytes upstream in place of those held.
+    PassWith(Vec<u8>),
     NeedMore,
     /// Refused: `reply` goes to the client (a TLS alert, an HTTP 403), then both ends close.
     Refuse {
@@ -150,6 +152,10 @@ pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
                 let last_chance = eof || held.len() >= MAX_FIRST;
                 match gate(&held, last_chance) {
                     Gate::Pass => break,
+                    Gate::PassWith(bytes) => {
+                        held = bytes;
+                        break;
+                    }
                     Gate::NeedMore if !last_chance => {}
                     Gate::NeedMore => {
                         shutdown_both(client, upstream);
