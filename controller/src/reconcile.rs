@@ -1,11 +1,12 @@
 //! One reconcile of one SandboxAgent, as a function of (agent, context): decide, apply the
-//! settings ConfigMap and the Sandbox with server-side apply, then write the status.
+//! settings ConfigMap, the agent's ServiceAccount and the Sandbox with server-side apply,
+//! then write the status.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
@@ -19,7 +20,7 @@ use crate::conditions::{self as cond, Cond};
 use crate::crd::SandboxAgent;
 use crate::discovery::{SandboxApi, MISSING_MESSAGE};
 use crate::metrics::{Metrics, Outcome};
-use crate::objects::{self, sandbox_resource};
+use crate::objects;
 use crate::options::Options;
 use crate::stored;
 
@@ -42,7 +43,7 @@ pub enum Error {
     Apply { kind: &'static str, namespace: String, name: String, source: kube::Error },
     #[error("writing the status of SandboxAgent {namespace}/{name}: {source}")]
     Status { namespace: String, name: String, source: kube::Error },
-    #[error("asking the API server whether it serves agents.x-k8s.io/v1alpha1 sandboxes: {0}")]
+    #[error("asking the API server which agents.x-k8s.io Sandbox API it serves: {0}")]
     Discovery(kube::Error),
 }
 
@@ -167,10 +168,10 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         }
     };
 
-    if !ctx.sandbox_api.available(&ctx.client).await.map_err(Error::Discovery)? {
+    let Some(api) = ctx.sandbox_api.discover(&ctx.client).await.map_err(Error::Discovery)? else {
         wait_for_sandbox_api(agent, ctx).await?;
         return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));
-    }
+    };
 
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -179,11 +180,19 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         return Err(failed(agent, ctx, Error::Apply { kind: "ConfigMap", namespace, name: cm_name, source }).await);
     }
 
-    let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &sandbox_resource());
-    let sandbox = match apply(ctx, &sandboxes, &name, &params, &desired.sandbox).await {
+    if let Some(sa) = &desired.service_account {
+        let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &namespace);
+        if let Err(source) = apply(ctx, &accounts, &name, &params, sa).await {
+            let err = Error::Apply { kind: "ServiceAccount", namespace, name, source };
+            return Err(failed(agent, ctx, err).await);
+        }
+    }
+
+    let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &api.version.resource());
+    let sandbox = match apply(ctx, &sandboxes, &name, &params, &desired.sandbox(&api, &ctx.options)).await {
         Ok(s) => s,
         Err(kube::Error::Api(status)) if status.code == 404 => {
-            // The CRD went away between discovery and now.
+            // The CRD (or this version of it) went away between discovery and now.
             ctx.sandbox_api.forget();
             wait_for_sandbox_api(agent, ctx).await?;
             return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));

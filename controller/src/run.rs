@@ -15,8 +15,9 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{watcher, Controller};
 use kube::Client;
 
+use crate::discovery::SandboxVersion;
 use crate::http;
-use crate::objects::{sandbox_resource, MANAGED_BY};
+use crate::objects::MANAGED_BY;
 use crate::options::Options;
 use crate::reconcile::{self, Context};
 use crate::stored;
@@ -93,7 +94,19 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
     let agent_res = stored::agent_resource();
-    let sandbox_res = sandbox_resource();
+    // The Sandbox watch (which wakes an agent when its Sandbox changes) uses the version served
+    // at start-up; the reconciler asks again on its own, so an install or upgrade after the
+    // start is still applied correctly, and the periodic resync mirrors Ready until a restart
+    // moves the watch too.
+    let watched = match ctx.sandbox_api.discover(&client).await {
+        Ok(Some(info)) => info.version,
+        Ok(None) => SandboxVersion::V1beta1,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not ask which Sandbox API is served; watching v1beta1");
+            SandboxVersion::V1beta1
+        }
+    };
+    let sandbox_res = watched.resource();
     let (agents, configmaps, sandboxes): (Api<DynamicObject>, Api<ConfigMap>, Api<DynamicObject>) =
         match &args.namespace {
             Some(ns) => (
