@@ -9,6 +9,7 @@
 //! authenticated client may read (the `system:discovery` role).
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use kube::api::{ApiResource, GroupVersionKind};
 use kube::Client;
@@ -75,17 +76,35 @@ impl SandboxApiInfo {
     }
 }
 
-/// Remembers a positive answer; a negative one is asked again on the next reconcile.
-#[derive(Debug, Default)]
+/// How long a positive answer is trusted: an upgrade of agent-sandbox (0.3.10 to 0.4.6 adds
+/// `spec.service`, 0.5 adds v1beta1) is noticed within this time, without a restart.
+pub const MAX_AGE: Duration = Duration::from_secs(600);
+
+/// Remembers a positive answer for [`MAX_AGE`]; a negative one is asked again on the next
+/// reconcile.
+#[derive(Debug)]
 pub struct SandboxApi {
-    found: Mutex<Option<SandboxApiInfo>>,
+    found: Mutex<Option<(SandboxApiInfo, Instant)>>,
+    max_age: Duration,
+}
+
+impl Default for SandboxApi {
+    fn default() -> Self {
+        SandboxApi::with_max_age(MAX_AGE)
+    }
 }
 
 impl SandboxApi {
+    pub fn with_max_age(max_age: Duration) -> Self {
+        SandboxApi { found: Mutex::new(None), max_age }
+    }
+
     /// `Ok(None)` when no version of the Sandbox API is served.
     pub async fn discover(&self, client: &Client) -> Result<Option<SandboxApiInfo>, kube::Error> {
-        if let Some(info) = self.known() {
-            return Ok(Some(info));
+        if let Some((info, at)) = *self.lock() {
+            if at.elapsed() < self.max_age {
+                return Ok(Some(info));
+            }
         }
         let mut version = None;
         for v in SandboxVersion::PREFERRED {
@@ -104,7 +123,10 @@ impl SandboxApi {
             );
         }
         let info = SandboxApiInfo { version, service_declared };
-        *self.lock() = Some(info);
+        if self.known().is_some_and(|old| old != info) {
+            tracing::info!(?info, "the served Sandbox API changed (agent-sandbox upgraded?)");
+        }
+        *self.lock() = Some((info, Instant::now()));
         Ok(Some(info))
     }
 
@@ -115,14 +137,14 @@ impl SandboxApi {
     }
 
     pub fn known(&self) -> Option<SandboxApiInfo> {
-        *self.lock()
+        self.lock().map(|(info, _)| info)
     }
 
     pub fn known_available(&self) -> bool {
         self.known().is_some()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<SandboxApiInfo>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(SandboxApiInfo, Instant)>> {
         // The value is a plain copyable answer; a panic elsewhere cannot leave it half-written.
         self.found.lock().unwrap_or_else(|p| p.into_inner())
     }
