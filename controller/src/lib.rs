@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod agent_config;
 pub mod conditions;
+pub mod conflict;
 pub mod crd;
 pub mod discovery;
 pub mod http;

@@ -2,13 +2,13 @@
 //! settings ConfigMap, the agent's ServiceAccount and the Sandbox with server-side apply,
 //! then write the status.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource, ResourceExt};
@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::accept::Rejection;
 use crate::conditions::{self as cond, Cond};
+use crate::conflict;
 use crate::crd::SandboxAgent;
 use crate::discovery::{SandboxApi, MISSING_MESSAGE};
 use crate::metrics::{Metrics, Outcome};
@@ -43,6 +44,8 @@ pub enum Error {
     Apply { kind: &'static str, namespace: String, name: String, source: kube::Error },
     #[error("writing the status of SandboxAgent {namespace}/{name}: {source}")]
     Status { namespace: String, name: String, source: kube::Error },
+    #[error("deleting Sandbox {namespace}/{name} to take it over (--take-over-sandboxes): {source}")]
+    TakeOver { namespace: String, name: String, source: kube::Error },
     #[error("asking the API server which agents.x-k8s.io Sandbox API it serves: {0}")]
     Discovery(kube::Error),
 }
@@ -56,6 +59,11 @@ pub struct Context {
     pub metrics: Metrics,
     /// How long an agent waits before the Sandbox API is asked for again.
     pub sandbox_api_retry: Duration,
+    /// Delete a Sandbox another manager wrote spec fields into (once per agent) and recreate
+    /// it with srt-controller's fields only.
+    pub take_over_sandboxes: bool,
+    /// Agents whose Sandbox was already replaced by this process.
+    taken_over: Mutex<HashSet<String>>,
     /// Consecutive failures per agent (namespace/name), for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
     /// The clock conditions are stamped with (fixed in tests).
@@ -76,6 +84,8 @@ impl Context {
             sandbox_api: SandboxApi::default(),
             metrics: Metrics::default(),
             sandbox_api_retry: SANDBOX_API_RETRY,
+            take_over_sandboxes: false,
+            taken_over: Mutex::new(HashSet::new()),
             failures: Mutex::new(HashMap::new()),
             now: wall_clock,
         }
@@ -84,6 +94,12 @@ impl Context {
     /// Same, with a fixed clock, for tests and benchmarks that compare request bodies.
     pub fn with_clock(client: Client, options: Options, now: fn() -> Time) -> Self {
         Context { now, ..Context::new(client, options) }
+    }
+
+    /// Records a takeover of `agent`'s Sandbox; false if one was already done.
+    fn first_takeover(&self, agent: &str) -> bool {
+        // A poisoned set only holds names; keep using it.
+        self.taken_over.lock().unwrap_or_else(|p| p.into_inner()).insert(agent.to_string())
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -116,8 +132,8 @@ pub fn error_policy_stored(obj: Arc<DynamicObject>, err: &Error, ctx: Arc<Contex
     retry_after_failure(&obj.metadata, err, &ctx)
 }
 
-/// Reconciles one agent. Idempotent: an unchanged agent costs two no-op applies and no
-/// status write.
+/// Reconciles one agent. Idempotent: an unchanged agent costs three no-op applies
+/// (ConfigMap, ServiceAccount, Sandbox) and no status write.
 pub async fn reconcile(agent: Arc<SandboxAgent>, ctx: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = reconcile_inner(&agent, &ctx).await;
@@ -189,7 +205,8 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     }
 
     let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &api.version.resource());
-    let sandbox = match apply(ctx, &sandboxes, &name, &params, &desired.sandbox(&api, &ctx.options)).await {
+    let body = desired.sandbox(&api, &ctx.options);
+    let mut sandbox = match apply(ctx, &sandboxes, &name, &params, &body).await {
         Ok(s) => s,
         Err(kube::Error::Api(status)) if status.code == 404 => {
             // The CRD (or this version of it) went away between discovery and now.
@@ -202,16 +219,70 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         }
     };
 
+    let mut writers = conflict::foreign_spec_writers(&sandbox);
+    let mut took_over_before = false;
+    if !writers.is_empty() && ctx.take_over_sandboxes {
+        if ctx.first_takeover(&key(&agent.metadata)) {
+            sandbox = match take_over(ctx, &sandboxes, &sandbox, &params, &body, &writers).await {
+                Ok(s) => s,
+                Err(source) => {
+                    return Err(failed(agent, ctx, Error::TakeOver { namespace, name, source }).await);
+                }
+            };
+            let note = format!(
+                "Deleted Sandbox {namespace}/{name}, whose spec {} had written, and created it again with                  srt-controller's fields only",
+                writers.iter().map(|w| w.manager.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            event(agent, ctx, EventType::Normal, conflict::REASON_TOOK_OVER, note).await;
+            writers = conflict::foreign_spec_writers(&sandbox);
+        } else {
+            took_over_before = true;
+        }
+    }
+
     let ready = cond::ready_from_sandbox(Some(&sandbox));
     let is_ready = ready.status == "True";
     let newly_accepted = cond::condition_status(agent.status.as_ref(), cond::ACCEPTED) != Some("True");
-    write_status(agent, ctx, &[cond::accepted(), ready]).await?;
+    let mut conds = vec![cond::accepted(), ready];
+    if !writers.is_empty() {
+        let message = conflict::message(&namespace, &name, &writers, took_over_before);
+        tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's Sandbox");
+        conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_FIELDS, message));
+    }
+    if write_status(agent, ctx, &conds).await? && !writers.is_empty() {
+        let message = conds[2].message.clone();
+        event(agent, ctx, EventType::Warning, conflict::REASON_FOREIGN_FIELDS, message).await;
+    }
     if newly_accepted {
         let note = format!("Applied ConfigMap {} and Sandbox {name}", objects::settings_name(&name));
         event(agent, ctx, EventType::Normal, "Accepted", note).await;
     }
     let next = if is_ready { RESYNC } else { NOT_READY_RESYNC };
     Ok((Action::requeue(next), Step::Deployed))
+}
+
+/// Deletes the Sandbox (only the one just seen: uid precondition) and applies it afresh, so
+/// it holds srt-controller's fields only. agent-sandbox then replaces the pod.
+async fn take_over(
+    ctx: &Context,
+    sandboxes: &Api<DynamicObject>,
+    old: &DynamicObject,
+    params: &PatchParams,
+    body: &DynamicObject,
+    writers: &[conflict::ForeignWriter],
+) -> Result<DynamicObject, kube::Error> {
+    let name = old.name_any();
+    tracing::info!(sandbox = %name, ?writers, "taking over a Sandbox another manager wrote");
+    let delete = DeleteParams {
+        preconditions: Some(Preconditions { uid: old.uid(), resource_version: None }),
+        ..Default::default()
+    };
+    match sandboxes.delete(&name, &delete).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+        Err(e) => return Err(e),
+    }
+    apply(ctx, sandboxes, &name, params, body).await
 }
 
 /// Server-side apply, retrying 409 Conflict answers a few times.

@@ -114,6 +114,24 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
 }
 
 #[test]
+fn the_takeover_role_adds_only_delete_on_sandboxes_for_the_same_account() {
+    let all = docs("rbac-takeover.yaml");
+    let role = all.iter().find(|d| d["kind"] == "ClusterRole").unwrap();
+    assert_eq!(
+        role["rules"],
+        json!([{"apiGroups": ["agents.x-k8s.io"], "resources": ["sandboxes"], "verbs": ["delete"]}])
+    );
+    let binding = all.iter().find(|d| d["kind"] == "ClusterRoleBinding").unwrap();
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    let main = docs("rbac.yaml");
+    let sa = main.iter().find(|d| d["kind"] == "ServiceAccount").unwrap();
+    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["namespace"], sa["metadata"]["namespace"]);
+    let text = std::fs::read_to_string(deploy("rbac.yaml")).unwrap();
+    assert!(!text.contains("\"delete\""), "rbac.yaml itself grants no delete");
+}
+
+#[test]
 fn the_controller_runs_unprivileged_as_one_replica() {
     let all = docs("deployment.yaml");
     let d = all.iter().find(|d| d["kind"] == "Deployment").unwrap();

@@ -370,7 +370,7 @@ async fn a_sandbox_api_removed_after_discovery_is_noticed() {
 }
 
 #[tokio::test]
-async fn an_unchanged_deployed_agent_costs_two_applies_and_no_status_write() {
+async fn an_unchanged_deployed_agent_costs_three_applies_and_no_status_write() {
     let (ctx, mut handle) = mock_context();
     let mut agent = seed_agent(&["api.github.com"], 4);
     let run = start(&agent, &ctx);
