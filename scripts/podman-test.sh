@@ -7,14 +7,17 @@
 #   a. podman run: filesystem, network and UDP checks, `srt -c true` wall time
 #   b. podman kube play of the pod srt-controller renders for a SandboxAgent: srt copied
 #      by the init container, settings from the ConfigMap, allowed 200 / denied 403
+#   c. the same for a Declarative agent run by a stand-in for kagent's runtime image (its
+#      own PATH, an entrypoint found through it): it starts, finds srt on its PATH, sees
+#      KAGENT_URL, its ServiceAccount name and kagent's /config files
 # Prints "PASS name" / "FAIL name: detail" per check and "podman: N passed, M failed";
 # exits 1 on any failure. Where podman cannot run (not root, no apt, podman info fails)
 # it prints "skipped: podman real-runtime test: <reason>", appends "podman-test<TAB>reason"
 # to $SRT_TEST_SKIP_LOG when set, and exits 0.
 # Needs root; installs podman, runc, mmdebstrap and python3-yaml with apt-get when missing;
 # the Debian base is built with mmdebstrap (network to the Debian mirror) once and kept.
-# Images it builds stay (localhost/srt-base:bookworm and the two tags below); containers,
-# pods and temporary files are removed.
+# Images it builds stay (localhost/srt-base:bookworm, the two tags below and
+# localhost/srt-standin-agent:test); containers, pods and temporary files are removed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -96,7 +99,7 @@ check() { # check NAME CMD...: one line for a command that must succeed
   if out=$("$@" 2>&1); then echo "PASS $name"; else echo "FAIL $name: $(tail -n 3 <<<"$out" | tr '\n' ' ')"; fi
 }
 finish() {
-  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE (podman rmi to remove)"
+  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE localhost/srt-standin-agent:test (podman rmi to remove)"
   local now
   now=$(date +%s)
   echo "podman-test took $((now - started)) s ($((now - packages_done)) s after packages)"
@@ -264,8 +267,8 @@ for profile in "${profiles[@]}"; do
     sleep 0.3
   done
   record "$where" < <({
-    check "init container copied srt: /opt/srt/bin/srt first on PATH" \
-      timeout 30 podman exec "$ctr" bash -c '[ "$(command -v srt)" = /opt/srt/bin/srt ]'
+    check "init container copied srt to /usr/local/sbin, found first on the image's PATH" \
+      timeout 30 podman exec "$ctr" bash -c '[ "$(command -v srt)" = /usr/local/sbin/srt ]'
     check "settings from the ConfigMap at \$SRT_SETTINGS_PATH allow allowed.test" \
       timeout 30 podman exec "$ctr" bash -c 'grep -q "\"allowedDomains\":\[\"allowed.test\"\]" "$SRT_SETTINGS_PATH"'
     check "srt -c cannot change the mounted settings" \
@@ -277,4 +280,77 @@ for profile in "${profiles[@]}"; do
   } 2>&1)
   pod_rm "$pod"
 done
+
+# c. a Declarative agent on a stand-in for kagent's runtime image (scripts/podman/
+# Containerfile.standin: PATH=/opt/agent/bin:..., ENTRYPOINT ["standin-agent"]), given to
+# srt-controller as --runtime-image like kagent's app image; podman's default profile
+STANDIN_IMAGE=localhost/srt-standin-agent:test
+log "podman build the stand-in agent image"
+record build < <(check "podman build -f scripts/podman/Containerfile.standin -t $STANDIN_IMAGE" \
+  timeout 300 podman build --quiet --pull=never --network=none --build-arg BASE="$BASE_IMAGE" \
+  -f scripts/podman/Containerfile.standin -t "$STANDIN_IMAGE" scripts/podman)
+cat > "$tmp/standin.yaml" <<'EOF'
+apiVersion: kagent.dev/v1alpha2
+kind: SandboxAgent
+metadata:
+  name: standin-agent
+  namespace: default
+spec:
+  description: A stand-in for kagent's runtime.
+  declarative:
+    modelConfig: default-model-config
+    systemMessage: You are the stand-in agent.
+    deployment:
+      imagePullPolicy: Never
+EOF
+where="kube standin"
+pod=standin-agent-pod
+if podman image exists "$STANDIN_IMAGE" \
+  && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/standin.yaml" \
+    > "$tmp/standin-rendered.yaml" \
+  && python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" "$tmp/standin-pod.yaml" \
+    "$tmp/standin-cm.yaml"; then
+  pods+=("$pod")
+  played=
+  for attempt in 1 2 3; do
+    if out=$(timeout 120 podman kube play --network none --configmap "$tmp/standin-cm.yaml" \
+      "$tmp/standin-pod.yaml" 2>&1); then
+      played=1
+      break
+    fi
+    pod_rm "$pod"
+  done
+  if [ -z "$played" ]; then
+    record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+  else
+    ctr=$pod-kagent
+    for _ in $(seq 100); do
+      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
+      sleep 0.3
+    done
+    report=$(timeout 30 podman exec "$ctr" cat /tmp/standin-report 2>&1)
+    # has LINE: the agent's report holds exactly that line
+    has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+    record "$where" < <({
+      check "started by its ENTRYPOINT through the image's own PATH" has "argv0=/opt/agent/bin/standin-agent"
+      check "the image's PATH is kept (not replaced)" \
+        has "PATH=/opt/agent/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+      check "srt found on that PATH at /usr/local/sbin/srt" has "srt=/usr/local/sbin/srt"
+      check "KAGENT_URL is kagent's in-cluster URL" has "KAGENT_URL=http://kagent-controller.kagent:8083"
+      check "its ServiceAccount name (serviceAccountName, as SRT_SERVICE_ACCOUNT_NAME)" \
+        has "service_account=standin-agent"
+      check "kagent's arguments: --filepath /config" has "filepath=/config"
+      check "/config holds agent-card.json, config.json, srt-settings.json" \
+        has "config_files=agent-card.json agent-spec.json config.json srt-settings.json "
+      check "config.json carries the system message" has "instruction=You are the stand-in agent."
+      check "agent-card.json names the agent" has "card_name=standin_agent"
+      check "srt --settings \$KAGENT_SRT_SETTINGS_PATH bash -c runs from the agent" has "srt_run=ran-in-srt"
+      check "the rendered pod runs as ServiceAccount standin-agent" \
+        grep -q "serviceAccountName: standin-agent" "$tmp/standin-pod.yaml"
+    } 2>&1)
+  fi
+  pod_rm "$pod"
+else
+  record "$where" <<<"FAIL render or pod-from-render for the stand-in agent"
+fi
 finish

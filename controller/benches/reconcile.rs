@@ -37,9 +37,13 @@ fn instant_client() -> Client {
         let path = req.uri().path().to_string();
         let bytes = req.into_body().collect_bytes().await.unwrap();
         let mut body: Value = if bytes.is_empty() { json!({}) } else { serde_json::from_slice(&bytes).unwrap() };
-        if path == "/apis/agents.x-k8s.io/v1alpha1" {
-            body = json!({"kind": "APIResourceList", "groupVersion": "agents.x-k8s.io/v1alpha1",
+        if path == "/apis/agents.x-k8s.io/v1beta1" {
+            body = json!({"kind": "APIResourceList", "groupVersion": "agents.x-k8s.io/v1beta1",
                           "resources": [{"name": "sandboxes", "singularName": "sandbox", "namespaced": true, "kind": "Sandbox", "verbs": ["patch"]}]});
+        } else if path == "/openapi/v3/apis/agents.x-k8s.io/v1beta1" {
+            body = json!({"components": {"schemas": {"io.x-k8s.agents.v1beta1.Sandbox": {
+                "x-kubernetes-group-version-kind": [{"group": "agents.x-k8s.io", "version": "v1beta1", "kind": "Sandbox"}],
+                "properties": {"spec": {"properties": {"podTemplate": {}, "service": {}}}}}}}});
         } else {
             if body.get("metadata").is_none() {
                 body["metadata"] = json!({"name": "x", "namespace": "bench"});
@@ -78,7 +82,8 @@ async fn reconcile_all(agents: &[SandboxAgent]) -> Duration {
 }
 
 /// The API traffic of one reconcile of a new agent, made directly with the same bodies
-/// (computed beforehand): the ConfigMap and Sandbox applies, the status apply, the event.
+/// (computed beforehand): the ConfigMap, ServiceAccount and Sandbox applies, the status
+/// apply, the event.
 async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let client = instant_client();
     let params = PatchParams::apply("srt-controller").force();
@@ -87,6 +92,8 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
         .iter()
         .map(|a| {
             let d = controller::objects::desired(a, &opts).unwrap();
+            let api = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
+            let sandbox = d.sandbox(&api, &opts);
             let status = json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "status": {
                 "observedGeneration": 1, "conditions": [
                     {"type": "Accepted", "status": "True", "reason": "Reconciled", "message": "SandboxAgent configuration accepted",
@@ -99,18 +106,22 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
                 "note": "Applied ConfigMap and Sandbox", "reportingController": "srt-controller", "reportingInstance": "srt-controller",
                 "regarding": {"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "name": a.metadata.name, "namespace": "bench"}}))
             .unwrap();
-            (a.metadata.name.clone().unwrap(), d, status, event)
+            (a.metadata.name.clone().unwrap(), d, sandbox, status, event)
         })
         .collect();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "bench");
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(client.clone(), "bench");
     let sandboxes: Api<kube::api::DynamicObject> =
-        Api::namespaced_with(client.clone(), "bench", &controller::objects::sandbox_resource());
+        Api::namespaced_with(client.clone(), "bench", &controller::discovery::SandboxVersion::V1beta1.resource());
     let statuses: Api<SandboxAgent> = Api::namespaced(client.clone(), "bench");
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), "bench");
     let start = Instant::now();
-    for (name, d, status, event) in &prepared {
+    for (name, d, sandbox, status, event) in &prepared {
         cms.patch(&format!("{name}-srt-settings"), &params, &Patch::Apply(&d.settings)).await.unwrap();
-        sandboxes.patch(name, &params, &Patch::Apply(&d.sandbox)).await.unwrap();
+        if let Some(sa) = &d.service_account {
+            accounts.patch(name, &params, &Patch::Apply(sa)).await.unwrap();
+        }
+        sandboxes.patch(name, &params, &Patch::Apply(sandbox)).await.unwrap();
         statuses.patch_status(name, &params, &Patch::Apply(status)).await.unwrap();
         events.create(&Default::default(), event).await.unwrap();
     }

@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::{PodSecurityContext, SecurityContext};
 use settings_schema::{DomainPattern, ListKind};
 
-use crate::crd::{AgentType, DeclarativeView, SandboxAgentSpec, SandboxPlatform, SharedDeploymentSpec};
+use crate::crd::{AgentType, SandboxAgentSpec, SandboxPlatform, SharedDeploymentSpec};
 
 /// Why an agent is not accepted: a condition reason and a message for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,9 @@ pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection>
         ));
     }
     check_security_context(deployment.security_context.as_ref(), "securityContext")?;
+    for (i, c) in deployment.extra_containers.iter().enumerate() {
+        check_security_context(c.security_context.as_ref(), &format!("extraContainers[{i}].securityContext"))?;
+    }
     check_pod_security_context(deployment.pod_security_context.as_ref())?;
     Ok(deployment)
 }
@@ -80,12 +83,10 @@ fn deployment_of(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Reject
             Ok(d.shared.clone())
         }
         AgentType::Declarative => {
-            let Some(value) = spec.declarative.as_ref() else {
+            let Some(d) = spec.declarative.as_ref() else {
                 return Err(reject(REASON_INVALID_SPEC, "spec.declarative is required for type Declarative"));
             };
-            let view: DeclarativeView = serde_json::from_value(value.clone())
-                .map_err(|e| reject(REASON_INVALID_SPEC, format!("spec.declarative: {e}")))?;
-            Ok(view.deployment.map(|d| d.shared).unwrap_or_default())
+            Ok(d.deployment.as_ref().map(|d| d.shared.clone()).unwrap_or_default())
         }
     }
 }
@@ -145,11 +146,15 @@ fn unsafe_context(at: &str, field: &str) -> Rejection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::{NetworkConfig, SandboxConfig};
+    use crate::crd::{DeclarativeAgentSpec, NetworkConfig, SandboxConfig};
+
+    fn decl(v: serde_json::Value) -> DeclarativeAgentSpec {
+        serde_json::from_value(v).unwrap()
+    }
 
     fn declarative(domains: &[&str]) -> SandboxAgentSpec {
         SandboxAgentSpec {
-            declarative: Some(serde_json::json!({"modelConfig": "default-model-config"})),
+            declarative: Some(decl(serde_json::json!({"modelConfig": "default-model-config"}))),
             sandbox: Some(SandboxConfig {
                 network: Some(NetworkConfig { allowed_domains: domains.iter().map(|d| d.to_string()).collect() }),
             }),
@@ -202,14 +207,16 @@ mod tests {
             serde_json::json!({"seccompProfile": {"type": "Unconfined"}}),
         ] {
             let spec = SandboxAgentSpec {
-                declarative: Some(serde_json::json!({"deployment": {"securityContext": sc}})),
+                declarative: Some(decl(serde_json::json!({"deployment": {"securityContext": sc}}))),
                 ..Default::default()
             };
             let r = check(&spec).unwrap_err();
             assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT, "{sc}");
         }
         let tightening = SandboxAgentSpec {
-            declarative: Some(serde_json::json!({"deployment": {"securityContext": {"readOnlyRootFilesystem": true}}})),
+            declarative: Some(decl(
+                serde_json::json!({"deployment": {"securityContext": {"readOnlyRootFilesystem": true}}}),
+            )),
             ..Default::default()
         };
         assert!(check(&tightening).is_ok());
@@ -218,9 +225,9 @@ mod tests {
     #[test]
     fn the_settings_path_cannot_be_pointed_elsewhere() {
         let spec = SandboxAgentSpec {
-            declarative: Some(
+            declarative: Some(decl(
                 serde_json::json!({"deployment": {"env": [{"name": "SRT_SETTINGS_PATH", "value": "/x"}]}}),
-            ),
+            )),
             ..Default::default()
         };
         let r = check(&spec).unwrap_err();
@@ -229,13 +236,16 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_declarative_deployment_is_named() {
+    fn a_privileged_sidecar_is_refused() {
         let spec = SandboxAgentSpec {
-            declarative: Some(serde_json::json!({"deployment": {"env": "not-a-list"}})),
+            declarative: Some(decl(serde_json::json!({"deployment": {"extraContainers": [
+                {"name": "proxy", "image": "envoy"},
+                {"name": "debug", "image": "busybox", "securityContext": {"privileged": true}}
+            ]}}))),
             ..Default::default()
         };
         let r = check(&spec).unwrap_err();
-        assert_eq!(r.reason, REASON_INVALID_SPEC);
-        assert!(r.message.starts_with("spec.declarative:"), "{}", r.message);
+        assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT);
+        assert!(r.message.contains("deployment.extraContainers[1].securityContext.privileged: true"), "{}", r.message);
     }
 }

@@ -2,7 +2,9 @@
 //! `Sandbox`es whose pods run unprivileged.
 
 pub mod accept;
+pub mod agent_config;
 pub mod conditions;
+pub mod conflict;
 pub mod crd;
 pub mod discovery;
 pub mod http;
@@ -22,5 +24,5 @@ use kube::CustomResourceExt;
 /// `controller/deploy/crd.yaml` holds).
 pub fn crd_yaml() -> String {
     // A CRD is maps, strings and numbers: serialising it cannot fail.
-    serde_yaml::to_string(&crd::SandboxAgent::crd()).unwrap_or_default()
+    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::SandboxAgent::crd())).unwrap_or_default()
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use controller::discovery::SandboxApiInfo;
 use controller::options::Options;
 
 #[derive(Parser)]
@@ -13,8 +14,9 @@ use controller::options::Options;
     version,
     about = "Runs kagent SandboxAgents as agent-sandbox Sandboxes whose pods use srt, unprivileged.",
     long_about = "Runs kagent SandboxAgents (kagent.dev/v1alpha2) as agent-sandbox Sandboxes \
-                  (agents.x-k8s.io/v1alpha1) whose pods run unprivileged, with srt on PATH and \
-                  srt-settings.json generated from spec.sandbox.network.allowedDomains."
+                  (agents.x-k8s.io v1beta1 or v1alpha1, whichever the cluster serves) whose pods run \
+                  unprivileged, with srt on PATH and srt-settings.json generated from \
+                  spec.sandbox.network.allowedDomains."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +33,10 @@ enum Command {
         /// SandboxAgent manifest(s); `-` reads standard input.
         #[arg(short = 'f', long = "file", value_name = "FILE")]
         file: PathBuf,
+        /// The agent-sandbox release to write the Sandbox for (`run` asks the cluster): before
+        /// 0.4.6 without spec.service, from 0.5.0 as agents.x-k8s.io/v1beta1.
+        #[arg(long = "agent-sandbox", value_name = "RELEASE", default_value = controller::render::DEFAULT_RELEASE)]
+        agent_sandbox: String,
         #[command(flatten)]
         options: Options,
     },
@@ -47,12 +53,19 @@ fn main() -> ExitCode {
             print!("{}", controller::crd_yaml());
             ExitCode::SUCCESS
         }
-        Command::Render { file, options } => render(&file, &options),
+        Command::Render { file, agent_sandbox, options } => render(&file, &agent_sandbox, &options),
         Command::Run(args) => controller::run::main(args),
     }
 }
 
-fn render(file: &PathBuf, options: &Options) -> ExitCode {
+fn render(file: &PathBuf, release: &str, options: &Options) -> ExitCode {
+    let api = match SandboxApiInfo::for_release(release) {
+        Ok(api) => api,
+        Err(e) => {
+            eprintln!("srt-controller: --agent-sandbox: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let (text, origin) = if file.as_os_str() == "-" {
         let mut s = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -69,7 +82,7 @@ fn render(file: &PathBuf, options: &Options) -> ExitCode {
             }
         }
     };
-    match controller::render::render(&text, &origin, options) {
+    match controller::render::render(&text, &origin, options, &api) {
         Ok(out) => {
             print!("{out}");
             ExitCode::SUCCESS

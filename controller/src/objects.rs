@@ -1,46 +1,71 @@
-//! Everything one SandboxAgent turns into: the settings ConfigMap and the agent-sandbox
-//! `Sandbox`. Pure, so `render` and the reconciler produce the same bytes.
+//! Everything one SandboxAgent turns into: the settings ConfigMap, the agent's
+//! ServiceAccount and the agent-sandbox `Sandbox`. Pure, so `render` and the reconciler produce the same bytes.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::DynamicObject;
 use kube::{Resource, ResourceExt};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::accept::{self, Rejection, REASON_INVALID_SPEC};
+use crate::agent_config;
 use crate::crd::{AgentType, SandboxAgent};
-use crate::options::{Options, ANNOTATION_RUNTIME_CLASS, ANNOTATION_SERVICE};
+use crate::discovery::{SandboxApiInfo, SandboxVersion};
+use crate::options::{Options, ServiceMode, ANNOTATION_RUNTIME_CLASS, ANNOTATION_SERVICE};
 use crate::pod::{self, PodInputs, AGENT_SPEC_KEY};
 use crate::settings::{self, SETTINGS_KEY};
 
-pub const SANDBOX_GROUP: &str = "agents.x-k8s.io";
-pub const SANDBOX_VERSION: &str = "v1alpha1";
-pub const SANDBOX_KIND: &str = "Sandbox";
-pub const SANDBOX_PLURAL: &str = "sandboxes";
 pub const MANAGED_BY: &str = "srt-controller";
 
 /// Annotations that describe the agent object itself and must not be copied onto children.
 const NOT_COPIED: &[&str] = &["kubectl.kubernetes.io/last-applied-configuration"];
-
-/// `agents.x-k8s.io/v1alpha1` `Sandbox`, the API this controller writes.
-pub fn sandbox_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(SANDBOX_GROUP, SANDBOX_VERSION, SANDBOX_KIND),
-        SANDBOX_PLURAL,
-    )
-}
 
 /// The name of an agent's settings ConfigMap.
 pub fn settings_name(agent: &str) -> String {
     format!("{agent}-srt-settings")
 }
 
+/// Everything one agent turns into. The Sandbox is finished by [`Desired::sandbox`] once
+/// discovery has said which API version the cluster serves.
 #[derive(Debug, Clone)]
 pub struct Desired {
     pub settings: ConfigMap,
-    pub sandbox: DynamicObject,
+    /// The ServiceAccount named after the agent, as kagent creates it, unless the spec names
+    /// an existing one.
+    pub service_account: Option<ServiceAccount>,
+    sandbox_meta: ObjectMeta,
+    sandbox_spec: Value,
+    /// The agent's annotation, if it sets one.
+    service_override: Option<bool>,
+}
+
+impl Desired {
+    /// The Sandbox in the version `api` names, with `spec.service` only where that version's
+    /// schema declares it (server-side apply refuses undeclared fields).
+    pub fn sandbox(&self, api: &SandboxApiInfo, opts: &Options) -> DynamicObject {
+        let explicit = self.service_override.or(match opts.sandbox_service {
+            ServiceMode::Auto => None,
+            ServiceMode::True => Some(true),
+            ServiceMode::False => Some(false),
+        });
+        let declared = api.service_declared.unwrap_or(api.version == SandboxVersion::V1beta1);
+        let service = match explicit {
+            // Forced, unless the schema is known to lack the field.
+            Some(v) if api.service_declared != Some(false) => Some(v),
+            Some(_) => None,
+            None => declared.then_some(true),
+        };
+        let mut spec = self.sandbox_spec.clone();
+        if let Some(v) = service {
+            spec["service"] = json!(v);
+        }
+        let mut sandbox = DynamicObject::new("", &api.version.resource());
+        sandbox.metadata = self.sandbox_meta.clone();
+        sandbox.data = json!({ "spec": spec });
+        sandbox
+    }
 }
 
 /// The objects for `agent`, or why it cannot be accepted.
@@ -67,10 +92,15 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     let settings_json = settings::render(agent.spec.allowed_domains())
         .map_err(|e| Rejection { reason: accept::REASON_INVALID_DOMAINS, message: e.to_string() })?;
     let mut data = BTreeMap::from([(SETTINGS_KEY.to_string(), settings_json)]);
-    if agent.spec.agent_type == AgentType::Declarative {
+    let mut cm_annotations = annotations.clone();
+    if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
         // Serialising a typed spec (strings, maps, JSON values) cannot fail.
         let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
         data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
+        let rendered = agent_config::render(&name, &namespace, &agent.spec, d);
+        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
+        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
+        cm_annotations.insert(agent_config::ANNOTATION_UNRENDERED.to_string(), rendered.unrendered.join("; "));
     }
     let settings_cm = settings_name(&name);
     let configmap = ConfigMap {
@@ -78,7 +108,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
             name: Some(settings_cm.clone()),
             namespace: Some(namespace.clone()),
             labels: Some(pod_labels.clone()),
-            annotations: non_empty(annotations.clone()),
+            annotations: non_empty(cm_annotations),
             owner_references: owner.clone(),
             ..Default::default()
         },
@@ -86,9 +116,30 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         ..Default::default()
     };
 
+    // kagent's rule: without serviceAccountName the agent gets a ServiceAccount of its own,
+    // named after it, labelled and annotated by serviceAccountConfig.
+    let service_account = deployment.service_account_name.is_none().then(|| {
+        let config = deployment.service_account_config.clone().unwrap_or_default();
+        let mut labels = pod_labels.clone();
+        labels.extend(config.labels);
+        ServiceAccount {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(namespace.clone()),
+                labels: Some(labels),
+                annotations: non_empty(config.annotations),
+                owner_references: owner.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    });
+
     let inputs = PodInputs {
         agent_name: &name,
         settings_configmap: &settings_cm,
+        service_account: deployment.service_account_name.clone().unwrap_or_else(|| name.clone()),
+        own_service_account: service_account.is_some(),
         runtime_class_name: agent
             .annotations()
             .get(ANNOTATION_RUNTIME_CLASS)
@@ -97,10 +148,10 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
             .filter(|c| !c.is_empty()),
     };
     let pod_spec = pod::pod_spec(&agent.spec, &deployment, &inputs, opts)?;
-    let service = match agent.annotations().get(ANNOTATION_SERVICE).map(String::as_str) {
-        None => opts.sandbox_service,
-        Some("true") => true,
-        Some("false") => false,
+    let service_override = match agent.annotations().get(ANNOTATION_SERVICE).map(String::as_str) {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
         Some(other) => {
             return Err(Rejection {
                 reason: REASON_INVALID_SPEC,
@@ -116,19 +167,20 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     if !deployment.annotations.is_empty() {
         template_meta["annotations"] = json!(deployment.annotations);
     }
-    // `replicas` is left to the server default (1) so `kubectl scale --replicas=0` is not
-    // undone by the next apply.
-    let mut spec = json!({ "podTemplate": { "metadata": template_meta, "spec": pod_spec } });
-    if service {
-        spec["service"] = json!(true);
-    }
-    let mut sandbox = DynamicObject::new(&name, &sandbox_resource()).within(&namespace);
-    sandbox.metadata.labels = Some(sandbox_labels);
-    sandbox.metadata.annotations = non_empty(annotations);
-    sandbox.metadata.owner_references = owner;
-    sandbox.data = json!({ "spec": spec });
+    // Neither `replicas` (v1alpha1) nor `operatingMode` (v1beta1) is set: the server default
+    // runs the pod, and `kubectl scale --replicas=0` or a suspension is not undone by the next
+    // apply.
+    let sandbox_spec = json!({ "podTemplate": { "metadata": template_meta, "spec": pod_spec } });
+    let sandbox_meta = ObjectMeta {
+        name: Some(name),
+        namespace: Some(namespace),
+        labels: Some(sandbox_labels),
+        annotations: non_empty(annotations),
+        owner_references: owner,
+        ..Default::default()
+    };
 
-    Ok(Desired { settings: configmap, sandbox })
+    Ok(Desired { settings: configmap, service_account, sandbox_meta, sandbox_spec, service_override })
 }
 
 fn copied_annotations(agent: &SandboxAgent) -> BTreeMap<String, String> {

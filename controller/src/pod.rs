@@ -1,10 +1,12 @@
-//! The sandbox pod: the agent's container with srt on its PATH and its settings mounted,
-//! always unprivileged. Pure: (agent, deployment settings, options) -> PodSpec.
+//! The sandbox pod: the agent's container with srt on its PATH, its settings and kagent's
+//! config files mounted, kagent's variables and ServiceAccount, always unprivileged. Pure:
+//! (agent, deployment settings, options) -> PodSpec.
 
 use k8s_openapi::api::core::v1::{
     Capabilities, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe, ResourceRequirements, SeccompProfile,
-    SecurityContext, Volume, VolumeMount,
+    HTTPGetAction, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe, ProjectedVolumeSource,
+    ResourceRequirements, SeccompProfile, SecurityContext, ServiceAccountTokenProjection, Volume, VolumeMount,
+    VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -17,22 +19,28 @@ use crate::settings::SETTINGS_KEY;
 /// Where the settings ConfigMap is mounted (kagent's `/config`). A directory mount, never
 /// `subPath`, so the kubelet swaps in edited settings while the pod runs.
 pub const SETTINGS_DIR: &str = "/config";
-/// Where the init container puts `srt`; first on the agent's PATH.
-pub const SRT_BIN_DIR: &str = "/opt/srt/bin";
 /// The Declarative agent's spec, as JSON, next to the settings.
 pub const AGENT_SPEC_KEY: &str = "agent-spec.json";
 pub const SETTINGS_VOLUME: &str = "srt-settings";
 pub const SRT_BIN_VOLUME: &str = "srt-bin";
+/// kagent's projected ServiceAccount token for calls to KAGENT_URL (audience `kagent`, so
+/// the API server does not accept it).
+pub const TOKEN_VOLUME: &str = "kagent-token";
+pub const TOKEN_DIR: &str = "/var/run/secrets/tokens";
+/// Where the init container sees the srt volume (the agent sees it at `--srt-bin-dir`).
+const INIT_BIN_DIR: &str = "/srt-bin";
 pub const CONTAINER_NAME: &str = "kagent";
+pub const INIT_CONTAINER_NAME: &str = "install-srt";
 pub const AGENT_PORT: i32 = 8080;
-/// The PATH the agent gets when its spec sets none. Kubernetes cannot prepend to an
-/// image's PATH, so this is the common Linux default with srt's directory first.
-pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Inputs of [`pod_spec`] that come from the agent object rather than its spec.
 pub struct PodInputs<'a> {
     pub agent_name: &'a str,
     pub settings_configmap: &'a str,
+    /// The ServiceAccount the pod runs as: the spec's, or the agent's own.
+    pub service_account: String,
+    /// Whether that account is the one srt-controller creates for the agent.
+    pub own_service_account: bool,
     pub runtime_class_name: Option<String>,
 }
 
@@ -42,19 +50,20 @@ pub fn pod_spec(
     inputs: &PodInputs<'_>,
     opts: &Options,
 ) -> Result<PodSpec, Rejection> {
-    check_reserved_names(deployment)?;
-    let (image, command, args) = match spec.agent_type {
+    check_reserved_names(deployment, opts)?;
+    let (image, command, args, working_dir) = match spec.agent_type {
         AgentType::Byo => {
             let d = spec.byo.as_ref().and_then(|b| b.deployment.as_ref());
             let image = d.map(|d| d.image.clone()).unwrap_or_default();
             let command = d.and_then(|d| d.cmd.clone()).map(|c| vec![c]);
             let args = d.map(|d| d.args.clone()).filter(|a| !a.is_empty());
-            (image, command, args)
+            (image, command, args, d.and_then(|d| d.working_dir.clone()))
         }
         AgentType::Declarative => (
             opts.runtime_image.clone(),
             None,
             Some(["--host", "0.0.0.0", "--port", "8080", "--filepath", SETTINGS_DIR].map(String::from).to_vec()),
+            None,
         ),
     };
 
@@ -67,7 +76,13 @@ pub fn pod_spec(
         },
         VolumeMount {
             name: SRT_BIN_VOLUME.into(),
-            mount_path: SRT_BIN_DIR.into(),
+            mount_path: opts.srt_bin_dir.clone(),
+            read_only: Some(true),
+            ..Default::default()
+        },
+        VolumeMount {
+            name: TOKEN_VOLUME.into(),
+            mount_path: TOKEN_DIR.into(),
             read_only: Some(true),
             ..Default::default()
         },
@@ -81,6 +96,22 @@ pub fn pod_spec(
             ..Default::default()
         },
         Volume { name: SRT_BIN_VOLUME.into(), empty_dir: Some(EmptyDirVolumeSource::default()), ..Default::default() },
+        Volume {
+            name: TOKEN_VOLUME.into(),
+            projected: Some(ProjectedVolumeSource {
+                sources: Some(vec![VolumeProjection {
+                    service_account_token: Some(ServiceAccountTokenProjection {
+                        audience: Some("kagent".into()),
+                        expiration_seconds: Some(3600),
+                        path: "kagent-token".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
     ];
     volumes.extend(deployment.volumes.iter().cloned());
 
@@ -107,7 +138,8 @@ pub fn pod_spec(
             container_port: AGENT_PORT,
             ..Default::default()
         }]),
-        env: Some(env(spec, deployment, inputs.agent_name)),
+        env: Some(env(spec, deployment, inputs.agent_name, opts)),
+        working_dir,
         resources: deployment.resources.clone(),
         volume_mounts: Some(mounts),
         readiness_probe,
@@ -116,12 +148,12 @@ pub fn pod_spec(
     };
 
     let install_srt = Container {
-        name: "install-srt".into(),
+        name: INIT_CONTAINER_NAME.into(),
         image: Some(opts.srt_image.clone()),
-        command: Some(vec!["cp".into(), opts.srt_image_path.clone(), format!("{SRT_BIN_DIR}/srt")]),
+        command: Some(vec!["cp".into(), opts.srt_image_path.clone(), format!("{INIT_BIN_DIR}/srt")]),
         volume_mounts: Some(vec![VolumeMount {
             name: SRT_BIN_VOLUME.into(),
-            mount_path: SRT_BIN_DIR.into(),
+            mount_path: INIT_BIN_DIR.into(),
             ..Default::default()
         }]),
         resources: Some(ResourceRequirements {
@@ -133,11 +165,18 @@ pub fn pod_spec(
         ..Default::default()
     };
 
-    let service_account = deployment.service_account_name.clone();
+    let mut containers = vec![agent];
+    for extra in &deployment.extra_containers {
+        let mut c = extra.clone();
+        c.security_context = Some(container_security(c.security_context.take()));
+        containers.push(c);
+    }
     Ok(PodSpec {
-        // Without an account of its own the agent has no business with the API server.
-        automount_service_account_token: service_account.is_none().then_some(false),
-        service_account_name: service_account,
+        // The account srt-controller creates has no role bindings: its API token would be of
+        // no use, so it is not mounted (kagent's token for KAGENT_URL is, above). An account
+        // the spec names keeps Kubernetes' default.
+        automount_service_account_token: inputs.own_service_account.then_some(false),
+        service_account_name: Some(inputs.service_account.clone()),
         runtime_class_name: inputs.runtime_class_name.clone(),
         image_pull_secrets: non_empty(deployment.image_pull_secrets.clone()),
         node_selector: (!deployment.node_selector.is_empty()).then(|| deployment.node_selector.clone()),
@@ -145,7 +184,7 @@ pub fn pod_spec(
         affinity: deployment.affinity.clone(),
         security_context: Some(pod_security(deployment.pod_security_context.clone(), opts.run_as_user)),
         init_containers: Some(vec![install_srt]),
-        containers: vec![agent],
+        containers,
         volumes: Some(volumes),
         ..Default::default()
     })
@@ -155,10 +194,13 @@ fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
-/// The agent's own volumes and mounts may not shadow the settings or srt.
-fn check_reserved_names(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
+/// The agent's own volumes, mounts and sidecars may not shadow the settings, srt or
+/// kagent's token.
+fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options) -> Result<(), Rejection> {
+    let reserved_volumes = [SETTINGS_VOLUME, SRT_BIN_VOLUME, TOKEN_VOLUME];
+    let srt_dir = opts.srt_bin_dir.trim_end_matches('/');
     for v in &d.volumes {
-        if v.name == SETTINGS_VOLUME || v.name == SRT_BIN_VOLUME {
+        if reserved_volumes.contains(&v.name.as_str()) {
             return Err(Rejection {
                 reason: REASON_INVALID_SPEC,
                 message: format!(
@@ -170,13 +212,24 @@ fn check_reserved_names(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
     }
     for m in &d.volume_mounts {
         let path = m.mount_path.trim_end_matches('/');
-        if path == SETTINGS_DIR || path == SRT_BIN_DIR || m.name == SETTINGS_VOLUME || m.name == SRT_BIN_VOLUME {
+        if path == SETTINGS_DIR || path == srt_dir || path == TOKEN_DIR || reserved_volumes.contains(&m.name.as_str()) {
             return Err(Rejection {
                 reason: REASON_INVALID_SPEC,
                 message: format!(
-                    "deployment.volumeMounts: \"{}\" at {} would hide srt's settings ({SETTINGS_DIR}) or binary \
-                     ({SRT_BIN_DIR}); mount it elsewhere",
+                    "deployment.volumeMounts: \"{}\" at {} would hide srt's settings ({SETTINGS_DIR}), srt \
+                     ({srt_dir}) or kagent's token ({TOKEN_DIR}); mount it elsewhere",
                     m.name, m.mount_path
+                ),
+            });
+        }
+    }
+    for c in &d.extra_containers {
+        if c.name == CONTAINER_NAME || c.name == INIT_CONTAINER_NAME {
+            return Err(Rejection {
+                reason: REASON_INVALID_SPEC,
+                message: format!(
+                    "deployment.extraContainers: the name \"{}\" is the agent's own container's; rename it",
+                    c.name
                 ),
             });
         }
@@ -188,37 +241,44 @@ fn plain(name: &str, value: impl Into<String>) -> EnvVar {
     EnvVar { name: name.into(), value: Some(value.into()), ..Default::default() }
 }
 
-/// kagent's variables, the settings path under both names, srt on PATH, then the agent's own
-/// variables (which may override kagent's). The agent's PATH, if it sets one, keeps srt's
-/// directory in front.
-fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str) -> Vec<EnvVar> {
-    let settings_path = format!("{SETTINGS_DIR}/{SETTINGS_KEY}");
-    let user_path = d.env.iter().find(|e| e.name == "PATH").and_then(|e| e.value.clone());
-    let mut out = vec![
-        EnvVar {
-            name: "KAGENT_NAMESPACE".into(),
-            value_from: Some(EnvVarSource {
-                field_ref: Some(ObjectFieldSelector { field_path: "metadata.namespace".into(), ..Default::default() }),
-                ..Default::default()
-            }),
+fn field(name: &str, path: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector { field_path: path.into(), ..Default::default() }),
             ..Default::default()
-        },
+        }),
+        ..Default::default()
+    }
+}
+
+/// kagent's variables (KAGENT_URL included), the settings path under both names, the pod's
+/// ServiceAccount, then the agent's own variables (which may override kagent's). `PATH` is
+/// left to the image, which already looks in `--srt-bin-dir`; a `PATH` the spec sets replaces
+/// the image's, so it gets that directory in front.
+fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str, opts: &Options) -> Vec<EnvVar> {
+    let settings_path = format!("{SETTINGS_DIR}/{SETTINGS_KEY}");
+    let mut out = vec![
+        field("KAGENT_NAMESPACE", "metadata.namespace"),
         plain("KAGENT_NAME", agent_name),
+        plain("KAGENT_URL", opts.kagent_url.clone()),
         plain("KAGENT_SRT_SETTINGS_PATH", settings_path.clone()),
         plain("SRT_SETTINGS_PATH", settings_path),
-        plain("PATH", format!("{SRT_BIN_DIR}:{}", user_path.as_deref().unwrap_or(DEFAULT_PATH))),
+        field("SRT_SERVICE_ACCOUNT_NAME", "spec.serviceAccountName"),
     ];
     if spec.agent_type == AgentType::Declarative {
         out.push(plain("SRT_AGENT_SPEC_PATH", format!("{SETTINGS_DIR}/{AGENT_SPEC_KEY}")));
     }
     for e in &d.env {
-        // accept.rs refused the settings variables; PATH was folded in above.
+        let mut e = e.clone();
         if e.name == "PATH" {
-            continue;
+            if let Some(v) = e.value.as_mut() {
+                *v = format!("{}:{v}", opts.srt_bin_dir);
+            }
         }
         match out.iter_mut().find(|o| o.name == e.name) {
-            Some(existing) => *existing = e.clone(),
-            None => out.push(e.clone()),
+            Some(existing) => *existing = e,
+            None => out.push(e),
         }
     }
     out

@@ -6,8 +6,12 @@ use serde::Deserialize;
 
 use crate::accept::Rejection;
 use crate::crd::SandboxAgent;
-use crate::objects::{self, Desired};
+use crate::discovery::SandboxApiInfo;
+use crate::objects;
 use crate::options::Options;
+
+/// The agent-sandbox release `render` writes for when none is named: the newest known.
+pub const DEFAULT_RELEASE: &str = "0.5.6";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -56,21 +60,28 @@ pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, Rende
     Ok(agents)
 }
 
-/// The desired objects of one agent as a multi-document YAML string.
-pub fn render_agent(agent: &SandboxAgent, opts: &Options) -> Result<String, RenderError> {
-    let Desired { settings, sandbox } = objects::desired(agent, opts).map_err(|rejection| RenderError::Rejected {
+/// The desired objects of one agent as a multi-document YAML string: the settings
+/// ConfigMap, the agent's ServiceAccount (unless its spec names one) and the Sandbox in the
+/// version `api` describes.
+pub fn render_agent(agent: &SandboxAgent, opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
+    let desired = objects::desired(agent, opts).map_err(|rejection| RenderError::Rejected {
         namespace: agent.namespace().unwrap_or_else(|| "default".into()),
         name: agent.name_any(),
         rejection,
     })?;
-    Ok(format!("---\n{}---\n{}", to_yaml(&settings), to_yaml(&sandbox)))
+    let mut out = format!("---\n{}", to_yaml(&desired.settings));
+    if let Some(sa) = &desired.service_account {
+        out.push_str(&format!("---\n{}", to_yaml(sa)));
+    }
+    out.push_str(&format!("---\n{}", to_yaml(&desired.sandbox(api, opts))));
+    Ok(out)
 }
 
 /// Renders every agent in `text`; the first rejection stops with its reason.
-pub fn render(text: &str, origin: &str, opts: &Options) -> Result<String, RenderError> {
+pub fn render(text: &str, origin: &str, opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
     let mut out = String::new();
     for agent in parse_agents(text, origin)? {
-        out.push_str(&render_agent(&agent, opts)?);
+        out.push_str(&render_agent(&agent, opts, api)?);
     }
     Ok(out)
 }

@@ -15,11 +15,15 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::{watcher, Controller};
 use kube::Client;
 
+use crate::discovery::SandboxVersion;
 use crate::http;
-use crate::objects::{sandbox_resource, MANAGED_BY};
+use crate::objects::MANAGED_BY;
 use crate::options::Options;
 use crate::reconcile::{self, Context};
 use crate::stored;
+
+/// The label that opts an agent in under `--opt-in`.
+pub const OPT_IN_LABEL: &str = "srt-controller.dev/enabled";
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -38,6 +42,16 @@ pub struct RunArgs {
     /// Seconds between checks for the Sandbox API while it is missing.
     #[arg(long, env = "SRT_CONTROLLER_SANDBOX_API_RETRY_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub sandbox_api_retry_seconds: u64,
+    /// Reconcile only SandboxAgents labelled srt-controller.dev/enabled=true, so the others can
+    /// be left to another controller (kagent's). kagent v0.9.x cannot be told to skip an
+    /// agent: keep it away from these with its controller.watchNamespaces.
+    #[arg(long, env = "SRT_CONTROLLER_OPT_IN")]
+    pub opt_in: bool,
+    /// When another manager (kagent's controller) has written spec fields into an agent's
+    /// Sandbox, delete that Sandbox once and create it again with srt-controller's fields only
+    /// (its pod restarts). Needs delete on sandboxes: controller/deploy/rbac-takeover.yaml.
+    #[arg(long, env = "SRT_CONTROLLER_TAKE_OVER_SANDBOXES")]
+    pub take_over_sandboxes: bool,
     /// Log as JSON lines (for log collectors) instead of text.
     #[arg(long, env = "SRT_CONTROLLER_LOG_JSON")]
     pub log_json: bool,
@@ -88,12 +102,25 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         .map_err(|source| RunError::Listen { addr: args.metrics_addr, source })?;
     let mut ctx = Context::new(client.clone(), args.options);
     ctx.sandbox_api_retry = std::time::Duration::from_secs(args.sandbox_api_retry_seconds);
+    ctx.take_over_sandboxes = args.take_over_sandboxes;
     let ctx = Arc::new(ctx);
     let ready = Arc::new(AtomicBool::new(false));
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
     let agent_res = stored::agent_resource();
-    let sandbox_res = sandbox_resource();
+    // The Sandbox watch (which wakes an agent when its Sandbox changes) uses the version served
+    // at start-up; the reconciler asks again on its own, so an install or upgrade after the
+    // start is still applied correctly, and the periodic resync mirrors Ready until a restart
+    // moves the watch too.
+    let watched = match ctx.sandbox_api.discover(&client).await {
+        Ok(Some(info)) => info.version,
+        Ok(None) => SandboxVersion::V1beta1,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not ask which Sandbox API is served; watching v1beta1");
+            SandboxVersion::V1beta1
+        }
+    };
+    let sandbox_res = watched.resource();
     let (agents, configmaps, sandboxes): (Api<DynamicObject>, Api<ConfigMap>, Api<DynamicObject>) =
         match &args.namespace {
             Some(ns) => (
@@ -111,7 +138,12 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     // Agents are watched untyped so one unreadable object cannot block the others (stored.rs).
     // The Sandbox watch fails while agent-sandbox is not installed; the controller retries it
     // with backoff, and agents waiting for it are requeued on their own (reconcile.rs).
-    let controller = Controller::new_with(agents, watcher::Config::default(), agent_res)
+    let agent_watch = if args.opt_in {
+        watcher::Config::default().labels(&format!("{OPT_IN_LABEL}=true"))
+    } else {
+        watcher::Config::default()
+    };
+    let controller = Controller::new_with(agents, agent_watch, agent_res)
         .owns(configmaps, ours.clone())
         .owns_with(sandboxes, sandbox_res, ours)
         .with_config(kube::runtime::controller::Config::default().concurrency(args.concurrency))

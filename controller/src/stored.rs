@@ -22,7 +22,12 @@ pub struct Unreadable {
 
 pub fn parse(obj: &DynamicObject) -> Result<SandboxAgent, Box<Unreadable>> {
     // Serialising a DynamicObject (metadata + JSON data) cannot fail.
-    let value = serde_json::to_value(obj).unwrap_or_default();
+    let mut value = serde_json::to_value(obj).unwrap_or_default();
+    // kagent's schema lets `spec` be left out; it then reads as an empty spec (type
+    // Declarative, no declarative section) and is refused as such.
+    if value.get("spec").is_none_or(serde_json::Value::is_null) {
+        value["spec"] = serde_json::json!({});
+    }
     serde_path_to_error::deserialize::<_, SandboxAgent>(value).map_err(|e| {
         let status = obj.data.get("status").cloned().and_then(|s| serde_json::from_value(s).ok());
         let mut shell = SandboxAgent::new(obj.metadata.name.as_deref().unwrap_or_default(), Default::default());
@@ -54,6 +59,18 @@ mod tests {
             "spec": {"type": "BYO", "byo": {"deployment": {"image": "x"}}}}));
         let agent = parse(&obj).unwrap();
         assert_eq!(agent.spec.byo.unwrap().deployment.unwrap().image, "x");
+    }
+
+    #[test]
+    fn a_missing_spec_and_unnamed_references_read_as_kagent_defaults_them() {
+        let obj = dynamic(json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "metadata": {"name": "a", "namespace": "n"}}));
+        assert_eq!(parse(&obj).unwrap().spec.agent_type, crate::crd::AgentType::Declarative);
+        let obj = dynamic(json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "metadata": {"name": "a", "namespace": "n"},
+            "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "imagePullSecrets": [{}]}}}}));
+        let agent = parse(&obj).unwrap();
+        assert_eq!(agent.spec.byo.unwrap().deployment.unwrap().shared.image_pull_secrets[0].name, "");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! controller/deploy/ is what users apply: the CRD must be the one the binary prints, RBAC
 //! must be exactly what the reconciler uses, and the controller itself unprivileged.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -98,6 +100,7 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
         ("kagent.dev".into(), "sandboxagents/status".into(), v(&["patch"])),
         ("kagent.dev".into(), "sandboxagents/finalizers".into(), v(&["update"])),
         ("".into(), "configmaps".into(), v(&["get", "list", "watch", "create", "patch"])),
+        ("".into(), "serviceaccounts".into(), v(&["create", "patch"])),
         ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
         ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
     ];
@@ -108,6 +111,24 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
     let sa = all.iter().find(|d| d["kind"] == "ServiceAccount").unwrap();
     assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["namespace"], sa["metadata"]["namespace"]);
+}
+
+#[test]
+fn the_takeover_role_adds_only_delete_on_sandboxes_for_the_same_account() {
+    let all = docs("rbac-takeover.yaml");
+    let role = all.iter().find(|d| d["kind"] == "ClusterRole").unwrap();
+    assert_eq!(
+        role["rules"],
+        json!([{"apiGroups": ["agents.x-k8s.io"], "resources": ["sandboxes"], "verbs": ["delete"]}])
+    );
+    let binding = all.iter().find(|d| d["kind"] == "ClusterRoleBinding").unwrap();
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    let main = docs("rbac.yaml");
+    let sa = main.iter().find(|d| d["kind"] == "ServiceAccount").unwrap();
+    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["namespace"], sa["metadata"]["namespace"]);
+    let text = std::fs::read_to_string(deploy("rbac.yaml")).unwrap();
+    assert!(!text.contains("\"delete\""), "rbac.yaml itself grants no delete");
 }
 
 #[test]
@@ -129,66 +150,11 @@ fn the_controller_runs_unprivileged_as_one_replica() {
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
 }
 
-/// What the API server would do with `value` under `schema` (the structural subset CRDs
-/// use): type and enum errors, and fields it would prune because the schema does not
-/// declare them.
-fn check_against(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
-    if value.is_null() {
-        if schema["nullable"] != true {
-            problems.push(format!("{at}: null not allowed"));
-        }
-        return;
-    }
-    if let Some(options) = schema.get("enum").and_then(|e| e.as_array()) {
-        if !options.contains(value) {
-            problems.push(format!("{at}: {value} is not one of {options:?}"));
-        }
-    }
-    let type_ok = match schema["type"].as_str() {
-        Some("object") => value.is_object(),
-        Some("array") => value.is_array(),
-        Some("string") => value.is_string() || schema["x-kubernetes-int-or-string"] == true,
-        Some("integer") => value.is_i64() || value.is_u64(),
-        Some("number") => value.is_number(),
-        Some("boolean") => value.is_boolean(),
-        _ => true,
-    };
-    if !type_ok {
-        problems.push(format!("{at}: {value} is not of type {}", schema["type"]));
-        return;
-    }
-    if let (Some(map), Some(props)) = (value.as_object(), schema.get("properties").and_then(|p| p.as_object())) {
-        for (k, v) in map {
-            match props.get(k) {
-                Some(s) => check_against(s, v, &format!("{at}.{k}"), problems),
-                None if schema["x-kubernetes-preserve-unknown-fields"] == true => {}
-                None => problems.push(format!("{at}.{k}: unknown field, would be pruned")),
-            }
-        }
-        for r in schema.get("required").and_then(|r| r.as_array()).into_iter().flatten() {
-            if !map.contains_key(r.as_str().unwrap()) {
-                problems.push(format!("{at}.{}: required", r.as_str().unwrap()));
-            }
-        }
-    } else if let (Some(map), Some(extra)) = (value.as_object(), schema.get("additionalProperties")) {
-        for (k, v) in map {
-            check_against(extra, v, &format!("{at}.{k}"), problems);
-        }
-    }
-    if let (Some(items), Some(s)) = (value.as_array(), schema.get("items")) {
-        for (i, v) in items.iter().enumerate() {
-            check_against(s, v, &format!("{at}[{i}]"), problems);
-        }
-    }
-}
-
 fn schema_problems(manifest: &Value) -> Vec<String> {
     let crd = &docs("crd.yaml")[0];
     let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
-    let mut problems = Vec::new();
     let spec = manifest.get("spec").cloned().unwrap_or(Value::Null);
-    check_against(&schema["properties"]["spec"], &spec, "spec", &mut problems);
-    problems
+    common::schema::check(&schema["properties"]["spec"], &spec, "spec")
 }
 
 #[test]
@@ -212,7 +178,10 @@ fn the_schema_check_catches_what_the_api_server_would() {
     let bad = json!({"spec": {"type": "Imperative", "sandbox": {"netwrk": {}, "network": {"allowedDomains": "x"}}}});
     let problems = schema_problems(&bad);
     assert!(problems.iter().any(|p| p.starts_with("spec.type: \"Imperative\" is not one of")), "{problems:?}");
-    assert!(problems.contains(&"spec.sandbox.netwrk: unknown field, would be pruned".to_string()), "{problems:?}");
+    assert!(
+        problems.contains(&"spec.sandbox.netwrk: field not declared in schema (pruned)".to_string()),
+        "{problems:?}"
+    );
     assert!(
         problems.iter().any(|p| p.starts_with("spec.sandbox.network.allowedDomains: \"x\" is not of type")),
         "{problems:?}"

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use controller::crd::{AgentStatus, SandboxAgent, SandboxPlatform};
 use controller::reconcile::{error_policy, reconcile, Context};
-use http::{Method, StatusCode};
+use http::Method;
 use kube::runtime::controller::Action;
 use serde_json::{json, Value};
 
@@ -28,13 +28,18 @@ fn settings_of(cm_body: &Value) -> String {
     cm_body["data"]["srt-settings.json"].as_str().unwrap().to_string()
 }
 
-/// Discovery, ConfigMap, Sandbox: the requests every deploying reconcile starts with.
-/// Returns the ConfigMap and Sandbox bodies.
+/// Discovery, ConfigMap, ServiceAccount, Sandbox: the requests every deploying reconcile
+/// starts with. Returns the ConfigMap and Sandbox bodies.
 async fn expect_deploy(handle: &mut ApiHandle, sandbox_status: Value) -> (Value, Value) {
-    let discovery = next(handle).await;
-    assert_eq!((discovery.method.clone(), discovery.path.as_str()), (Method::GET, DISCOVERY_PATH));
-    discovery.respond(StatusCode::OK, sandbox_api_list());
+    assert_eq!(answer_discovery(handle, DEFAULT_RELEASE).await.as_deref(), Some("v1beta1"));
     expect_applies(handle, sandbox_status).await
+}
+
+/// The next request is an apply of `path`; answer it with what it applied.
+async fn applied(handle: &mut ApiHandle, path: &str) {
+    let req = next(handle).await;
+    req.assert_apply(path);
+    req.respond_applied(json!({}));
 }
 
 async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value, Value) {
@@ -42,6 +47,14 @@ async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value
     cm.assert_apply(CM_PATH);
     let cm_body = cm.body.clone();
     cm.respond_applied(json!({}));
+
+    let sa = next(handle).await;
+    sa.assert_apply(SA_PATH);
+    assert_eq!(
+        (sa.body["kind"].as_str(), sa.body["metadata"]["name"].as_str()),
+        (Some("ServiceAccount"), Some("sandbox-agent"))
+    );
+    sa.respond_applied(json!({}));
 
     let sb = next(handle).await;
     sb.assert_apply(SANDBOX_PATH);
@@ -69,9 +82,13 @@ async fn a_new_agent_gets_settings_a_sandbox_and_a_status() {
         assert_eq!(owner["uid"], "6d1c1f2e-8a4b-4c1e-9a57-3f0e2b7c9d10");
         assert_eq!(owner["controller"], true);
     }
-    assert_eq!(sb["apiVersion"], "agents.x-k8s.io/v1alpha1");
+    assert_eq!(sb["apiVersion"], "agents.x-k8s.io/v1beta1");
     assert_eq!(sb["kind"], "Sandbox");
     assert_eq!(sb["spec"]["service"], true);
+    assert_eq!(
+        schema::check(&schema::sandbox_fixture(DEFAULT_RELEASE)["spec"]["v1beta1"], &sb["spec"], "spec"),
+        Vec::<String>::new()
+    );
     let pod = &sb["spec"]["podTemplate"]["spec"];
     assert_eq!(pod["volumes"][0]["configMap"]["name"], "sandbox-agent-srt-settings");
     let c = &pod["containers"][0];
@@ -247,8 +264,7 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     let (ctx, mut handle) = mock_context();
     let run = start(&seed_agent(&[], 1), &ctx);
 
-    let discovery = next(&mut handle).await;
-    discovery.respond(StatusCode::OK, sandbox_api_list());
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     let first = next(&mut handle).await;
     first.assert_apply(CM_PATH);
     let body = first.body.clone();
@@ -257,6 +273,7 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     second.assert_apply(CM_PATH);
     assert_eq!(second.body, body, "the retry sends the same object");
     second.respond_applied(json!({}));
+    applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(json!({}));
@@ -282,9 +299,10 @@ async fn a_server_error_is_reported_and_requeued_with_growing_backoff() {
     for expected_backoff in [5, 10] {
         let run = start(&agent, &ctx);
         if expected_backoff == 5 {
-            next(&mut handle).await.respond(StatusCode::OK, sandbox_api_list());
+            answer_discovery(&mut handle, DEFAULT_RELEASE).await;
         }
-        next(&mut handle).await.respond_applied(json!({})); // ConfigMap
+        applied(&mut handle, CM_PATH).await;
+        applied(&mut handle, SA_PATH).await;
         let sb = next(&mut handle).await;
         sb.assert_apply(SANDBOX_PATH);
         sb.respond_status(500, "InternalError", "etcdserver: request timed out");
@@ -309,9 +327,7 @@ async fn a_missing_sandbox_api_gets_a_condition_and_is_picked_up_once_installed(
     let agent = seed_agent(&[], 1);
 
     let run = start(&agent, &ctx);
-    let discovery = next(&mut handle).await;
-    assert_eq!(discovery.path, DISCOVERY_PATH);
-    discovery.respond_status(404, "NotFound", "the server could not find the requested resource");
+    assert_eq!(answer_discovery_of(&mut handle, &[], None).await, None);
     let status = next(&mut handle).await;
     status.assert_apply(STATUS_PATH);
     assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "SandboxAPIMissing".into()));
@@ -339,9 +355,12 @@ async fn a_missing_sandbox_api_gets_a_condition_and_is_picked_up_once_installed(
 async fn a_sandbox_api_removed_after_discovery_is_noticed() {
     let (ctx, mut handle) = mock_context();
     let run = start(&seed_agent(&[], 1), &ctx);
-    next(&mut handle).await.respond(StatusCode::OK, sandbox_api_list());
-    next(&mut handle).await.respond_applied(json!({})); // ConfigMap
-    next(&mut handle).await.respond_status(404, "NotFound", "the server could not find the requested resource");
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    applied(&mut handle, CM_PATH).await;
+    applied(&mut handle, SA_PATH).await;
+    let sb = next(&mut handle).await;
+    sb.assert_apply(SANDBOX_PATH);
+    sb.respond_status(404, "NotFound", "the server could not find the requested resource");
     let status = next(&mut handle).await;
     assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "SandboxAPIMissing".into()));
     status.respond_applied(json!({}));
@@ -351,7 +370,7 @@ async fn a_sandbox_api_removed_after_discovery_is_noticed() {
 }
 
 #[tokio::test]
-async fn an_unchanged_deployed_agent_costs_two_applies_and_no_status_write() {
+async fn an_unchanged_deployed_agent_costs_three_applies_and_no_status_write() {
     let (ctx, mut handle) = mock_context();
     let mut agent = seed_agent(&["api.github.com"], 4);
     let run = start(&agent, &ctx);

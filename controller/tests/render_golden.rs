@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use controller::discovery::SandboxApiInfo;
 use controller::options::Options;
 use controller::render;
 use serde_json::Value;
@@ -16,7 +17,12 @@ fn dir() -> PathBuf {
 
 fn rendered(case: &str) -> String {
     let input = std::fs::read_to_string(dir().join(format!("{case}.yaml"))).unwrap();
-    render::render(&input, case, &Options::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
+    render::render(&input, case, &Options::default(), &api()).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+/// What `render` assumes without --agent-sandbox.
+fn api() -> SandboxApiInfo {
+    SandboxApiInfo::for_release(render::DEFAULT_RELEASE).unwrap()
 }
 
 fn documents(yaml: &str) -> Vec<Value> {
@@ -45,16 +51,23 @@ fn render_matches_the_golden_files() {
 fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
     for case in CASES {
         let docs = documents(&rendered(case));
-        assert_eq!(docs.len(), 2, "{case}: a ConfigMap and a Sandbox");
-        let (cm, sandbox) = (&docs[0], &docs[1]);
+        let (cm, sandbox) = (&docs[0], docs.last().unwrap());
         assert_eq!(cm["kind"], "ConfigMap");
         assert_eq!(sandbox["kind"], "Sandbox");
-        assert_eq!(sandbox["apiVersion"], "agents.x-k8s.io/v1alpha1");
+        assert_eq!(sandbox["apiVersion"], "agents.x-k8s.io/v1beta1");
+        let pod = &sandbox["spec"]["podTemplate"]["spec"];
+        if docs.len() == 3 {
+            assert_eq!(docs[1]["kind"], "ServiceAccount", "{case}");
+            assert_eq!(docs[1]["metadata"]["name"], sandbox["metadata"]["name"], "{case}");
+            assert_eq!(pod["serviceAccountName"], sandbox["metadata"]["name"], "{case}: runs as its own account");
+            assert_eq!(pod["automountServiceAccountToken"], false, "{case}");
+        } else {
+            assert_eq!(docs.len(), 2, "{case}: a ConfigMap, a ServiceAccount unless the spec names one, a Sandbox");
+        }
 
         let settings = cm["data"]["srt-settings.json"].as_str().unwrap();
         settings_schema::parse_str(settings, Path::new(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
 
-        let pod = &sandbox["spec"]["podTemplate"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{case}");
         assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault", "{case}");
         assert_ne!(pod["securityContext"]["runAsUser"], 0, "{case}");
@@ -101,7 +114,12 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         };
         assert_eq!(env("KAGENT_SRT_SETTINGS_PATH"), Some(Value::from("/config/srt-settings.json")), "{case}");
         assert_eq!(env("SRT_SETTINGS_PATH"), Some(Value::from("/config/srt-settings.json")), "{case}");
-        assert!(env("PATH").unwrap().as_str().unwrap().starts_with("/opt/srt/bin:"), "{case}");
+        assert_eq!(env("KAGENT_URL"), Some(Value::from("http://kagent-controller.kagent:8083")), "{case}");
+        if let Some(path) = env("PATH") {
+            assert!(path.as_str().unwrap().starts_with("/usr/local/sbin:"), "{case}: a PATH the spec sets keeps srt");
+        }
+        let srt = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-bin").unwrap();
+        assert_eq!(srt["mountPath"], "/usr/local/sbin", "{case}: srt where image PATHs already look");
         let settings_volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "srt-settings").unwrap();
         assert_eq!(settings_volume["configMap"]["name"], cm["metadata"]["name"], "{case}");
         let mount = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-settings").unwrap();
@@ -112,6 +130,7 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
 #[test]
 fn byo_carries_the_deployment_and_options() {
     let docs = documents(&rendered("byo"));
+    assert_eq!(docs.len(), 2, "the spec names its account: no ServiceAccount is made");
     let sandbox = &docs[1];
     let pod = &sandbox["spec"]["podTemplate"]["spec"];
     assert_eq!(pod["runtimeClassName"], "gvisor");
@@ -123,7 +142,7 @@ fn byo_carries_the_deployment_and_options() {
     assert_eq!(agent["command"], serde_json::json!(["/app/agent"]));
     assert_eq!(agent["securityContext"]["readOnlyRootFilesystem"], true);
     let path = agent["env"].as_array().unwrap().iter().find(|e| e["name"] == "PATH").unwrap();
-    assert_eq!(path["value"], "/opt/srt/bin:/app/bin:/usr/bin:/bin");
+    assert_eq!(path["value"], "/usr/local/sbin:/app/bin:/usr/bin:/bin");
     assert_eq!(sandbox["metadata"]["labels"]["team"], "research");
     assert_eq!(sandbox["spec"]["podTemplate"]["metadata"]["labels"]["tier"], "agents");
     assert_eq!(sandbox["metadata"]["annotations"]["example.com/owner"], "research-team");
@@ -135,7 +154,7 @@ fn byo_carries_the_deployment_and_options() {
 #[test]
 fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
     let input = std::fs::read_to_string(dir().join("invalid-domains.yaml")).unwrap();
-    let err = render::render(&input, "invalid-domains.yaml", &Options::default()).unwrap_err().to_string();
+    let err = render::render(&input, "invalid-domains.yaml", &Options::default(), &api()).unwrap_err().to_string();
     assert!(err.contains("kagent/sandbox-agent would not be accepted (InvalidAllowedDomains)"), "{err}");
     assert!(err.contains("allowedDomains[1] \"https://api.openai.com/v1\": has a scheme"), "{err}");
     assert!(err.contains("allowedDomains[2] \"kagent-controller\""), "{err}");
@@ -144,10 +163,10 @@ fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
 
 #[test]
 fn non_agents_are_refused_by_document_number() {
-    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default()).unwrap_err();
+    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default(), &api()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "x.yaml: document 1 is apiVersion \"v1\", kind \"ConfigMap\"; expected apiVersion kagent.dev/v1alpha2, kind SandboxAgent"
     );
-    assert!(render::render("", "empty.yaml", &Options::default()).is_err());
+    assert!(render::render("", "empty.yaml", &Options::default(), &api()).is_err());
 }

@@ -27,17 +27,24 @@ if annotations:
     metadata["annotations"] = annotations
 # podman kube play publishes containerPorts on the host, which --network none refuses
 # ("PortMappings can only be used with Bridge or slirp4netns networking"); the test
-# reaches the pod with podman exec, so the ports go
-# reaches the pod with podman exec, so the ports go. podman 4.3 has no namespaces and
-# refuses fieldRef metadata.namespace: such variables get the Sandbox's namespace as a value
+# reaches the pod with podman exec, so the ports go. podman 4.3 has no namespaces or service
+# accounts and refuses fieldRef metadata.namespace and spec.serviceAccountName: such
+# variables get the Sandbox's namespace and the pod's serviceAccountName as values. It
+# cannot mint ServiceAccount tokens either: the projected kagent-token volume and its mount go.
 namespace = sandbox["metadata"].get("namespace", "default")
+account = template["spec"].get("serviceAccountName", "default")
+values = {"metadata.namespace": namespace, "spec.serviceAccountName": account}
+tokens = [v["name"] for v in template["spec"].get("volumes", [])
+          if any("serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))]
+template["spec"]["volumes"] = [v for v in template["spec"].get("volumes", []) if v["name"] not in tokens]
 for container in template["spec"].get("containers", []) + template["spec"].get("initContainers", []):
     container.pop("ports", None)
+    container["volumeMounts"] = [m for m in container.get("volumeMounts", []) if m["name"] not in tokens]
     for env in container.get("env", []):
         field = env.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
-        if field == "metadata.namespace":
+        if field in values:
             env.pop("valueFrom")
-            env["value"] = namespace
+            env["value"] = values[field]
 # podman 4.3 applies the pod's restart policy (Always when unset) to init containers too and
 # restarts the finished cp again and again (containers/podman#16343); OnFailure starts it once
 template["spec"].setdefault("restartPolicy", "OnFailure")

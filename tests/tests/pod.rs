@@ -37,8 +37,9 @@ fn mkdir(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// Lays out what the rendered pod would mount: `/config` (the ConfigMap), `/opt/srt/bin`
-/// (the init container's copy of srt) and a working directory, all under a temp root.
+/// Lays out what the rendered pod would mount: `/config` (the ConfigMap), the init
+/// container's copy of srt (in a directory the image's PATH already holds) and a working
+/// directory, all under a temp root.
 fn pod(tag: &str) -> Pod {
     let root = std::env::temp_dir().join(format!("srt-pod-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -58,7 +59,8 @@ fn pod(tag: &str) -> Pod {
         .filter(|v: &Value| !v.is_null())
         .collect();
     let settings = docs[0]["data"]["srt-settings.json"].as_str().unwrap();
-    let container = &docs[1]["spec"]["podTemplate"]["spec"]["containers"][0];
+    let sandbox = docs.iter().find(|d| d["kind"] == "Sandbox").unwrap();
+    let container = &sandbox["spec"]["podTemplate"]["spec"]["containers"][0];
     let mounts = container["volumeMounts"].as_array().unwrap();
     let mount_of = |volume: &str| {
         let m = mounts.iter().find(|m| m["name"] == volume).unwrap();
@@ -68,6 +70,7 @@ fn pod(tag: &str) -> Pod {
     let config = mount_of("srt-settings");
     mkdir(&config, 0o755);
     std::fs::write(config.join("srt-settings.json"), settings).unwrap();
+    let bin_dir = mounts.iter().find(|m| m["name"] == "srt-bin").unwrap()["mountPath"].as_str().unwrap().to_string();
     let bin = mount_of("srt-bin");
     mkdir(&bin, 0o755);
     std::fs::copy(workspace_binary("srt"), bin.join("srt")).unwrap();
@@ -81,7 +84,7 @@ fn pod(tag: &str) -> Pod {
     let rebase = |v: &str| {
         v.split(':')
             .map(|p| {
-                if p.starts_with("/config") || p.starts_with("/opt/srt") {
+                if p.starts_with("/config") || p == bin_dir {
                     root.join(&p[1..]).display().to_string()
                 } else {
                     p.to_string()
@@ -90,12 +93,17 @@ fn pod(tag: &str) -> Pod {
             .collect::<Vec<_>>()
             .join(":")
     };
-    let env = container["env"]
+    let mut env: Vec<(String, String)> = container["env"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|e| Some((e["name"].as_str()?.to_string(), rebase(e["value"].as_str()?))))
         .collect();
+    // The rendered pod leaves PATH to the image; a Debian-like image's default holds srt's
+    // directory.
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), rebase("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")));
+    }
     let tls = TlsOrigin::start(&root, &["api.example.test", "other.example.test"]);
     std::fs::set_permissions(&tls.ca, std::fs::Permissions::from_mode(0o644)).unwrap();
     Pod { root, env, tls }

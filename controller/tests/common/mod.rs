@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::sync::Arc;
 
 use controller::crd::SandboxAgent;
@@ -137,21 +139,66 @@ spec:
     a
 }
 
-pub const DISCOVERY_PATH: &str = "/apis/agents.x-k8s.io/v1alpha1";
+pub const DISCOVERY_V1BETA1: &str = "/apis/agents.x-k8s.io/v1beta1";
+pub const DISCOVERY_V1ALPHA1: &str = "/apis/agents.x-k8s.io/v1alpha1";
 pub const CM_PATH: &str = "/api/v1/namespaces/kagent/configmaps/sandbox-agent-srt-settings";
-pub const SANDBOX_PATH: &str = "/apis/agents.x-k8s.io/v1alpha1/namespaces/kagent/sandboxes/sandbox-agent";
+pub const SA_PATH: &str = "/api/v1/namespaces/kagent/serviceaccounts/sandbox-agent";
+/// The Sandbox of the seed agent under the release most tests use (v0.5.6: v1beta1).
+pub const SANDBOX_PATH: &str = "/apis/agents.x-k8s.io/v1beta1/namespaces/kagent/sandboxes/sandbox-agent";
 pub const STATUS_PATH: &str = "/apis/kagent.dev/v1alpha2/namespaces/kagent/sandboxagents/sandbox-agent/status";
 pub const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/kagent/events";
+/// The agent-sandbox release the mock API server plays unless a test names another.
+pub const DEFAULT_RELEASE: &str = "v0.5.6";
 
-pub fn sandbox_api_list() -> Value {
+pub fn sandbox_path(version: &str) -> String {
+    format!("/apis/agents.x-k8s.io/{version}/namespaces/kagent/sandboxes/sandbox-agent")
+}
+
+pub fn sandbox_api_list(version: &str) -> Value {
     json!({
-        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "agents.x-k8s.io/v1alpha1",
+        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("agents.x-k8s.io/{version}"),
         "resources": [
             {"name": "sandboxes", "singularName": "sandbox", "namespaced": true, "kind": "Sandbox",
              "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
             {"name": "sandboxes/status", "singularName": "", "namespaced": true, "kind": "Sandbox", "verbs": ["get", "patch", "update"]}
         ]
     })
+}
+
+/// Plays the API server of `release` through discovery, asserting each request: the
+/// resource lists of v1beta1 then (if needed) v1alpha1, then the OpenAPI v3 document of the
+/// version found. Returns that version (None: nothing served).
+pub async fn answer_discovery(handle: &mut ApiHandle, release: &str) -> Option<String> {
+    let fixture = schema::sandbox_fixture(release);
+    let served: Vec<String> = serde_json::from_value(fixture["served"].clone()).unwrap();
+    answer_discovery_of(handle, &served, Some(&fixture)).await
+}
+
+/// Discovery against a server serving `served` (no fixture: the OpenAPI document is not
+/// readable, 404).
+pub async fn answer_discovery_of(handle: &mut ApiHandle, served: &[String], fixture: Option<&Value>) -> Option<String> {
+    let mut found = None;
+    for (version, path) in [("v1beta1", DISCOVERY_V1BETA1), ("v1alpha1", DISCOVERY_V1ALPHA1)] {
+        let req = next(handle).await;
+        assert_eq!((req.method.clone(), req.path.as_str()), (Method::GET, path));
+        if served.iter().any(|v| v == version) {
+            req.respond(StatusCode::OK, sandbox_api_list(version));
+            found = Some(version.to_string());
+            break;
+        }
+        req.respond_status(404, "NotFound", "the server could not find the requested resource");
+    }
+    let version = found?;
+    let req = next(handle).await;
+    assert_eq!(
+        (req.method.clone(), req.path.as_str()),
+        (Method::GET, format!("/openapi/v3/apis/agents.x-k8s.io/{version}").as_str())
+    );
+    match fixture {
+        Some(f) => req.respond(StatusCode::OK, schema::openapi_document(f, &version)),
+        None => req.respond_status(404, "NotFound", "the server could not find the requested resource"),
+    }
+    Some(version)
 }
 
 /// The conditions of a status apply body as (type, status, reason) triples.

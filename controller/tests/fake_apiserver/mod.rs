@@ -28,6 +28,8 @@ use tokio::sync::broadcast;
 const KINDS: &[(&str, &str, &str)] = &[
     ("/apis/kagent.dev/v1alpha2", "sandboxagents", "SandboxAgent"),
     ("/api/v1", "configmaps", "ConfigMap"),
+    ("/api/v1", "serviceaccounts", "ServiceAccount"),
+    ("/apis/agents.x-k8s.io/v1beta1", "sandboxes", "Sandbox"),
     ("/apis/agents.x-k8s.io/v1alpha1", "sandboxes", "Sandbox"),
     ("/apis/events.k8s.io/v1", "events", "Event"),
 ];
@@ -173,13 +175,28 @@ impl FakeApi {
             .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
         let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
 
-        if method == Method::GET && path == "/apis/agents.x-k8s.io/v1alpha1" {
+        // Discovery, as agent-sandbox v0.5.x serves it: v1beta1 and the deprecated v1alpha1,
+        // both with spec.service.
+        for version in ["v1alpha1", "v1beta1"] {
+            let resources = format!("/apis/agents.x-k8s.io/{version}");
+            let openapi = format!("/openapi/v3/apis/agents.x-k8s.io/{version}");
+            if method != Method::GET || (path != resources && path != openapi) {
+                continue;
+            }
             if !self.sandbox_api.load(Ordering::SeqCst) {
                 return status_response(404, "NotFound", "the server could not find the requested resource");
             }
+            if path == openapi {
+                return json_response(
+                    StatusCode::OK,
+                    json!({"openapi": "3.0.0", "components": {"schemas": {format!("io.x-k8s.agents.{version}.Sandbox"): {
+                        "x-kubernetes-group-version-kind": [{"group": "agents.x-k8s.io", "version": version, "kind": "Sandbox"}],
+                        "properties": {"spec": {"properties": {"podTemplate": {}, "service": {}}}}}}}}),
+                );
+            }
             return json_response(
                 StatusCode::OK,
-                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "agents.x-k8s.io/v1alpha1",
+                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("agents.x-k8s.io/{version}"),
                        "resources": [{"name": "sandboxes", "singularName": "sandbox", "namespaced": true, "kind": "Sandbox",
                                       "verbs": ["get", "list", "watch", "create", "patch"]}]}),
             );

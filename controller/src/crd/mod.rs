@@ -1,20 +1,22 @@
 //! The `SandboxAgent` custom resource (`kagent.dev/v1alpha2`), schema-compatible with kagent
-//! v0.9.x: every manifest written for kagent's SandboxAgent applies unchanged.
-//!
-//! Only the parts this controller reads are typed (`type`, `byo.deployment`, `sandbox`,
-//! `platform`); `declarative`, `skills`, `allowedNamespaces` and `substrate` are kept as open
-//! objects, so fields kagent adds later are stored rather than pruned.
+//! v0.9.7–v0.9.12 field for field: the same properties, defaults, validation and CEL rules, so
+//! every manifest kagent accepts applies unchanged, nothing kagent keeps is pruned, and what
+//! kagent's API server refuses is refused here too. Only `substrate` (kagent's other
+//! platform, refused by this controller) stays an open object.
 
 // Two `printcolumn(...)` entries both say `type_ = "string"`, which clippy mistakes for a
 // repeated attribute.
 #![allow(clippy::duplicated_attributes)]
 
-use std::collections::BTreeMap;
+mod declarative;
+mod deployment;
+pub mod schema;
+mod skills;
 
-use k8s_openapi::api::core::v1::{
-    Affinity, EnvVar, LocalObjectReference, PodSecurityContext, ResourceRequirements, SecurityContext, Toleration,
-    Volume, VolumeMount,
-};
+pub use declarative::*;
+pub use deployment::*;
+pub use skills::*;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
@@ -28,14 +30,23 @@ fn open_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
-/// kagent's `platform` enum with its default (a plain string enum, no `null` member).
+/// An optional string enum as controller-gen writes it: a plain `type: string` with `enum`
+/// (no `null` member, which a structural schema would refuse) and kagent's default.
+pub(crate) fn string_enum(values: &[&str], default: Option<&str>, description: &str) -> schemars::Schema {
+    let mut s = schemars::json_schema!({ "type": "string", "enum": values, "description": description });
+    if let Some(d) = default {
+        s.insert("default".into(), d.into());
+    }
+    s
+}
+
+/// kagent's `platform` enum with its default.
 fn platform_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "string",
-        "enum": ["agent-sandbox", "substrate"],
-        "default": "agent-sandbox",
-        "description": "The platform running the agent (kagent v0.9.7+). Only `agent-sandbox` is served by srt-controller."
-    })
+    string_enum(
+        &["agent-sandbox", "substrate"],
+        Some("agent-sandbox"),
+        "The platform running the agent (kagent v0.9.7+). Only `agent-sandbox` is served by srt-controller.",
+    )
 }
 
 /// SandboxAgent declares an agent that runs in an isolated sandbox (agent-sandbox Sandbox CR).
@@ -65,7 +76,9 @@ fn platform_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     validation = Rule::new("self.type == 'Declarative' || self.type == 'BYO'").message("type must be either Declarative or BYO"),
     validation = Rule::new("(self.type == 'Declarative' && has(self.declarative)) || (self.type == 'BYO' && has(self.byo))")
         .message("declarative must be specified if type is Declarative, or byo must be specified if type is BYO"),
-    validation = Rule::new("!has(self.substrate) || self.platform == 'substrate'").message("substrate may only be set when platform is substrate"),
+    validation = Rule::new("!has(self.skills) || self.platform != 'substrate'").message("spec.skills is not supported when spec.platform is substrate"),
+    validation = Rule::new("!has(self.substrate) || self.platform == 'substrate'").message("spec.substrate may only be set when spec.platform is substrate"),
+    validation = Rule::new("!has(self.type) || self.type != 'BYO' || self.platform != 'substrate'").message("BYO agents are not supported when spec.platform is substrate"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxAgentSpec {
@@ -75,24 +88,20 @@ pub struct SandboxAgentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub byo: Option<ByoAgentSpec>,
 
-    /// kagent's declarative agent (model, system message, tools, deployment). Stored as given;
-    /// this controller reads `deployment` and mounts the whole spec into the pod as JSON.
+    /// kagent's declarative agent (model, system message, tools, deployment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "open_object")]
-    pub declarative: Option<serde_json::Value>,
+    pub declarative: Option<DeclarativeAgentSpec>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 
-    /// Skills to load into the agent (kagent's `refs` / `gitRefs`).
+    /// Skills to load into the agent, under /skills.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "open_object")]
-    pub skills: Option<serde_json::Value>,
+    pub skills: Option<SkillForAgent>,
 
     /// Which namespaces may reference this agent as a tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "open_object")]
-    pub allowed_namespaces: Option<serde_json::Value>,
+    pub allowed_namespaces: Option<AllowedNamespaces>,
 
     /// Sandbox configures sandboxed execution behavior shared across runtimes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,85 +149,6 @@ pub struct NetworkConfig {
     /// Wildcards such as *.example.com are supported by the sandbox runtime.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_domains: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ByoAgentSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deployment: Option<ByoDeploymentSpec>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ByoDeploymentSpec {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cmd: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    #[serde(flatten)]
-    pub shared: SharedDeploymentSpec,
-}
-
-/// The pod settings kagent lets both agent types carry (`byo.deployment`,
-/// `declarative.deployment`).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SharedDeploymentSpec {
-    /// Accepted for compatibility; a Sandbox always runs exactly one pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub image_pull_secrets: Vec<LocalObjectReference>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volumes: Vec<Volume>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volume_mounts: Vec<VolumeMount>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<EnvVar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image_pull_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tolerations: Vec<Toleration>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<Affinity>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub node_selector: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_context: Option<SecurityContext>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod_security_context: Option<PodSecurityContext>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "open_object")]
-    pub service_account_config: Option<serde_json::Value>,
-}
-
-/// The typed view of `declarative` this controller needs; everything else in it is passed
-/// through untouched.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct DeclarativeView {
-    #[serde(default)]
-    pub deployment: Option<DeclarativeDeployment>,
-}
-
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct DeclarativeDeployment {
-    #[serde(default)]
-    pub image_registry: Option<String>,
-    #[serde(flatten)]
-    pub shared: SharedDeploymentSpec,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -1,27 +1,30 @@
 //! One reconcile of one SandboxAgent, as a function of (agent, context): decide, apply the
-//! settings ConfigMap and the Sandbox with server-side apply, then write the status.
+//! settings ConfigMap, the agent's ServiceAccount and the Sandbox with server-side apply,
+//! then write the status.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
-use serde_json::json;
 
-use crate::accept::Rejection;
 use crate::conditions::{self as cond, Cond};
+use crate::conflict;
 use crate::crd::SandboxAgent;
-use crate::discovery::{SandboxApi, MISSING_MESSAGE};
+use crate::discovery::SandboxApi;
 use crate::metrics::{Metrics, Outcome};
-use crate::objects::{self, sandbox_resource};
+use crate::objects;
 use crate::options::Options;
 use crate::stored;
+
+mod report;
+use report::{event, failed, reject, wait_for_sandbox_api, write_status};
 
 /// The one field manager for everything this controller writes.
 pub const FIELD_MANAGER: &str = "srt-controller";
@@ -42,7 +45,9 @@ pub enum Error {
     Apply { kind: &'static str, namespace: String, name: String, source: kube::Error },
     #[error("writing the status of SandboxAgent {namespace}/{name}: {source}")]
     Status { namespace: String, name: String, source: kube::Error },
-    #[error("asking the API server whether it serves agents.x-k8s.io/v1alpha1 sandboxes: {0}")]
+    #[error("deleting Sandbox {namespace}/{name} to take it over (--take-over-sandboxes): {source}")]
+    TakeOver { namespace: String, name: String, source: kube::Error },
+    #[error("asking the API server which agents.x-k8s.io Sandbox API it serves: {0}")]
     Discovery(kube::Error),
 }
 
@@ -55,6 +60,11 @@ pub struct Context {
     pub metrics: Metrics,
     /// How long an agent waits before the Sandbox API is asked for again.
     pub sandbox_api_retry: Duration,
+    /// Delete a Sandbox another manager wrote spec fields into (once per agent) and recreate
+    /// it with srt-controller's fields only.
+    pub take_over_sandboxes: bool,
+    /// Agents whose Sandbox was already replaced by this process.
+    taken_over: Mutex<HashSet<String>>,
     /// Consecutive failures per agent (namespace/name), for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
     /// The clock conditions are stamped with (fixed in tests).
@@ -75,6 +85,8 @@ impl Context {
             sandbox_api: SandboxApi::default(),
             metrics: Metrics::default(),
             sandbox_api_retry: SANDBOX_API_RETRY,
+            take_over_sandboxes: false,
+            taken_over: Mutex::new(HashSet::new()),
             failures: Mutex::new(HashMap::new()),
             now: wall_clock,
         }
@@ -83,6 +95,12 @@ impl Context {
     /// Same, with a fixed clock, for tests and benchmarks that compare request bodies.
     pub fn with_clock(client: Client, options: Options, now: fn() -> Time) -> Self {
         Context { now, ..Context::new(client, options) }
+    }
+
+    /// Records a takeover of `agent`'s Sandbox; false if one was already done.
+    fn first_takeover(&self, agent: &str) -> bool {
+        // A poisoned set only holds names; keep using it.
+        self.taken_over.lock().unwrap_or_else(|p| p.into_inner()).insert(agent.to_string())
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -115,8 +133,8 @@ pub fn error_policy_stored(obj: Arc<DynamicObject>, err: &Error, ctx: Arc<Contex
     retry_after_failure(&obj.metadata, err, &ctx)
 }
 
-/// Reconciles one agent. Idempotent: an unchanged agent costs two no-op applies and no
-/// status write.
+/// Reconciles one agent. Idempotent: an unchanged agent costs three no-op applies
+/// (ConfigMap, ServiceAccount, Sandbox) and no status write.
 pub async fn reconcile(agent: Arc<SandboxAgent>, ctx: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = reconcile_inner(&agent, &ctx).await;
@@ -167,10 +185,10 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         }
     };
 
-    if !ctx.sandbox_api.available(&ctx.client).await.map_err(Error::Discovery)? {
+    let Some(api) = ctx.sandbox_api.discover(&ctx.client).await.map_err(Error::Discovery)? else {
         wait_for_sandbox_api(agent, ctx).await?;
         return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));
-    }
+    };
 
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -179,11 +197,20 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         return Err(failed(agent, ctx, Error::Apply { kind: "ConfigMap", namespace, name: cm_name, source }).await);
     }
 
-    let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &sandbox_resource());
-    let sandbox = match apply(ctx, &sandboxes, &name, &params, &desired.sandbox).await {
+    if let Some(sa) = &desired.service_account {
+        let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &namespace);
+        if let Err(source) = apply(ctx, &accounts, &name, &params, sa).await {
+            let err = Error::Apply { kind: "ServiceAccount", namespace, name, source };
+            return Err(failed(agent, ctx, err).await);
+        }
+    }
+
+    let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &api.version.resource());
+    let body = desired.sandbox(&api, &ctx.options);
+    let mut sandbox = match apply(ctx, &sandboxes, &name, &params, &body).await {
         Ok(s) => s,
         Err(kube::Error::Api(status)) if status.code == 404 => {
-            // The CRD went away between discovery and now.
+            // The CRD (or this version of it) went away between discovery and now.
             ctx.sandbox_api.forget();
             wait_for_sandbox_api(agent, ctx).await?;
             return Ok((Action::requeue(ctx.sandbox_api_retry), Step::WaitingForApi));
@@ -193,16 +220,70 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         }
     };
 
+    let mut writers = conflict::foreign_spec_writers(&sandbox);
+    let mut took_over_before = false;
+    if !writers.is_empty() && ctx.take_over_sandboxes {
+        if ctx.first_takeover(&key(&agent.metadata)) {
+            sandbox = match take_over(ctx, &sandboxes, &sandbox, &params, &body, &writers).await {
+                Ok(s) => s,
+                Err(source) => {
+                    return Err(failed(agent, ctx, Error::TakeOver { namespace, name, source }).await);
+                }
+            };
+            let note = format!(
+                "Deleted Sandbox {namespace}/{name}, whose spec {} had written, and created it again with                  srt-controller's fields only",
+                writers.iter().map(|w| w.manager.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            event(agent, ctx, EventType::Normal, conflict::REASON_TOOK_OVER, note).await;
+            writers = conflict::foreign_spec_writers(&sandbox);
+        } else {
+            took_over_before = true;
+        }
+    }
+
     let ready = cond::ready_from_sandbox(Some(&sandbox));
     let is_ready = ready.status == "True";
     let newly_accepted = cond::condition_status(agent.status.as_ref(), cond::ACCEPTED) != Some("True");
-    write_status(agent, ctx, &[cond::accepted(), ready]).await?;
+    let mut conds = vec![cond::accepted(), ready];
+    if !writers.is_empty() {
+        let message = conflict::message(&namespace, &name, &writers, took_over_before);
+        tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's Sandbox");
+        conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_FIELDS, message));
+    }
+    if write_status(agent, ctx, &conds).await? && !writers.is_empty() {
+        let message = conds[2].message.clone();
+        event(agent, ctx, EventType::Warning, conflict::REASON_FOREIGN_FIELDS, message).await;
+    }
     if newly_accepted {
         let note = format!("Applied ConfigMap {} and Sandbox {name}", objects::settings_name(&name));
         event(agent, ctx, EventType::Normal, "Accepted", note).await;
     }
     let next = if is_ready { RESYNC } else { NOT_READY_RESYNC };
     Ok((Action::requeue(next), Step::Deployed))
+}
+
+/// Deletes the Sandbox (only the one just seen: uid precondition) and applies it afresh, so
+/// it holds srt-controller's fields only. agent-sandbox then replaces the pod.
+async fn take_over(
+    ctx: &Context,
+    sandboxes: &Api<DynamicObject>,
+    old: &DynamicObject,
+    params: &PatchParams,
+    body: &DynamicObject,
+    writers: &[conflict::ForeignWriter],
+) -> Result<DynamicObject, kube::Error> {
+    let name = old.name_any();
+    tracing::info!(sandbox = %name, ?writers, "taking over a Sandbox another manager wrote");
+    let delete = DeleteParams {
+        preconditions: Some(Preconditions { uid: old.uid(), resource_version: None }),
+        ..Default::default()
+    };
+    match sandboxes.delete(&name, &delete).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+        Err(e) => return Err(e),
+    }
+    apply(ctx, sandboxes, &name, params, body).await
 }
 
 /// Server-side apply, retrying 409 Conflict answers a few times.
@@ -221,92 +302,6 @@ where
             }
             other => return other,
         }
-    }
-}
-
-/// `Accepted=False` with the reason, nothing else touched; a Warning event once per change.
-async fn reject(agent: &SandboxAgent, ctx: &Context, r: &Rejection) -> Result<(), Error> {
-    tracing::info!(agent = %key(&agent.metadata), reason = r.reason, message = %r.message, "SandboxAgent not accepted");
-    let conds = [
-        Cond::new(cond::ACCEPTED, "False", r.reason, r.message.clone()),
-        Cond::new(cond::READY, "False", cond::REASON_NOT_ACCEPTED, "the SandboxAgent was not accepted; see Accepted"),
-    ];
-    if write_status(agent, ctx, &conds).await? {
-        event(agent, ctx, EventType::Warning, r.reason, r.message.clone()).await;
-    }
-    Ok(())
-}
-
-async fn wait_for_sandbox_api(agent: &SandboxAgent, ctx: &Context) -> Result<(), Error> {
-    let conds = [
-        Cond::new(cond::ACCEPTED, "False", cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE),
-        Cond::new(cond::READY, "False", cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE),
-    ];
-    if write_status(agent, ctx, &conds).await? {
-        event(agent, ctx, EventType::Warning, cond::REASON_SANDBOX_API_MISSING, MISSING_MESSAGE.into()).await;
-    }
-    Ok(())
-}
-
-/// Best effort `Accepted=False/ReconcileFailed` naming the failed request, then the error
-/// goes back to the controller for a retry with backoff.
-async fn failed(agent: &SandboxAgent, ctx: &Context, err: Error) -> Error {
-    let conds = [
-        Cond::new(cond::ACCEPTED, "False", cond::REASON_RECONCILE_FAILED, err.to_string()),
-        Cond::new(cond::READY, "Unknown", cond::REASON_RECONCILE_FAILED, "the last reconcile failed; see Accepted"),
-    ];
-    if let Err(e) = write_status(agent, ctx, &conds).await {
-        tracing::debug!(error = %e, "could not record the failure in the status");
-    }
-    err
-}
-
-/// Writes the status when it differs from the stored one; returns whether it wrote.
-async fn write_status(agent: &SandboxAgent, ctx: &Context, conds: &[Cond]) -> Result<bool, Error> {
-    let generation = agent.metadata.generation.unwrap_or(0);
-    let next = cond::status(agent.status.as_ref(), conds, generation, &(ctx.now)());
-    if !cond::changed(agent.status.as_ref(), &next) {
-        return Ok(false);
-    }
-    let namespace = agent.namespace().unwrap_or_else(|| "default".into());
-    let name = agent.name_any();
-    // Untyped, so the answer (the whole stored object) is read back even when its spec does
-    // not fit the types (stored.rs).
-    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &stored::agent_resource());
-    let body = json!({
-        "apiVersion": "kagent.dev/v1alpha2",
-        "kind": "SandboxAgent",
-        "status": next,
-    });
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let mut attempt = 0;
-    loop {
-        match api.patch_status(&name, &params, &Patch::Apply(&body)).await {
-            Ok(_) => return Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 409 && attempt < CONFLICT_RETRIES => {
-                attempt += 1;
-                ctx.metrics.conflict_retried();
-            }
-            Err(source) => return Err(Error::Status { namespace, name, source }),
-        }
-    }
-}
-
-/// Events are for people; failing to record one never fails the reconcile.
-async fn event(agent: &SandboxAgent, ctx: &Context, type_: EventType, reason: &str, note: String) {
-    let reference = ObjectReference {
-        api_version: Some("kagent.dev/v1alpha2".into()),
-        kind: Some("SandboxAgent".into()),
-        name: Some(agent.name_any()),
-        namespace: agent.namespace(),
-        uid: agent.uid(),
-        ..Default::default()
-    };
-    // The events API caps a note at 1 kB.
-    let note: String = note.chars().take(1000).collect();
-    let ev = Event { type_, reason: reason.into(), note: Some(note), action: "Reconcile".into(), secondary: None };
-    if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-        tracing::debug!(error = %e, "could not publish an event");
     }
 }
 
