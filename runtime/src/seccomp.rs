@@ -370,62 +370,42 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, RET_ALLOW),
         ],
-        Rule::TcpOnly { unix, udp: false } => {
+        Rule::TcpOnly { unix, udp } => {
             let eperm = Action::Errno(libc::EPERM).ret();
-            // 0: ld family; 1: jeq INET ->4; 2: jeq INET6 ->4; 3: unix? allow : eperm
-            // 4: ld type; 5: and 0xf; 6: jeq STREAM ? 7 : eperm; 7: ld proto; 8: jeq 0 -> allow;
-            // 9: jeq TCP -> allow; 10: ret eperm; 11: ret allow
+            // 0: ld family; 1: jeq INET -> 4; 2: jeq INET6 -> 4; 3: unix? allow : eperm;
+            // 4: ld type; 5: and 0xf; then per allowed (type, protocol) a block of four:
+            // jeq type ? on : next block (or eperm); ld proto; jeq 0 -> allow; jeq proto -> allow : eperm
+            let kinds: &[(i32, i32)] = if *udp {
+                &[(libc::SOCK_STREAM, libc::IPPROTO_TCP), (libc::SOCK_DGRAM, libc::IPPROTO_UDP)]
+            } else {
+                &[(libc::SOCK_STREAM, libc::IPPROTO_TCP)]
+            };
+            let deny = 6 + 4 * kinds.len();
+            let allow = deny + 1;
+            // the offset of a jump at `from` to `to`
+            let to = |from: usize, to: usize| (to - from - 1) as u8;
             let mut b = vec![
                 stmt(BPF_LD_W_ABS, arg_lo(0)),
                 jump(BPF_JEQ_K, libc::AF_INET as u32, 2, 0),
                 jump(BPF_JEQ_K, libc::AF_INET6 as u32, 1, 0),
             ];
             b.push(if *unix {
-                jump(BPF_JEQ_K, libc::AF_UNIX as u32, 7, 6) // -> allow : eperm
+                jump(BPF_JEQ_K, libc::AF_UNIX as u32, to(3, allow), to(3, deny))
             } else {
                 stmt(BPF_RET_K, eperm)
             });
-            b.extend([
-                stmt(BPF_LD_W_ABS, arg_lo(1)),
-                stmt(BPF_ALU_AND_K, 0xf),
-                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 0, 3),
-                stmt(BPF_LD_W_ABS, arg_lo(2)),
-                jump(BPF_JEQ_K, 0, 2, 0),
-                jump(BPF_JEQ_K, libc::IPPROTO_TCP as u32, 1, 0),
-                stmt(BPF_RET_K, eperm),
-                stmt(BPF_RET_K, RET_ALLOW),
-            ]);
-            b
-        }
-        Rule::TcpOnly { unix, udp: true } => {
-            let eperm = Action::Errno(libc::EPERM).ret();
-            // as above, plus 11: jeq DGRAM ? 12 : 15; 12: ld proto; 13: jeq 0 -> allow;
-            // 14: jeq UDP -> allow; 15: ret eperm; 16: ret allow
-            let mut b = vec![
-                stmt(BPF_LD_W_ABS, arg_lo(0)),
-                jump(BPF_JEQ_K, libc::AF_INET as u32, 2, 0),
-                jump(BPF_JEQ_K, libc::AF_INET6 as u32, 1, 0),
-            ];
-            b.push(if *unix {
-                jump(BPF_JEQ_K, libc::AF_UNIX as u32, 12, 6) // -> allow : eperm
-            } else {
-                stmt(BPF_RET_K, eperm)
-            });
-            b.extend([
-                stmt(BPF_LD_W_ABS, arg_lo(1)),
-                stmt(BPF_ALU_AND_K, 0xf),
-                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 0, 4),
-                stmt(BPF_LD_W_ABS, arg_lo(2)),
-                jump(BPF_JEQ_K, 0, 7, 0),
-                jump(BPF_JEQ_K, libc::IPPROTO_TCP as u32, 6, 0),
-                stmt(BPF_RET_K, eperm),
-                jump(BPF_JEQ_K, libc::SOCK_DGRAM as u32, 0, 3),
-                stmt(BPF_LD_W_ABS, arg_lo(2)),
-                jump(BPF_JEQ_K, 0, 2, 0),
-                jump(BPF_JEQ_K, libc::IPPROTO_UDP as u32, 1, 0),
-                stmt(BPF_RET_K, eperm),
-                stmt(BPF_RET_K, RET_ALLOW),
-            ]);
+            b.extend([stmt(BPF_LD_W_ABS, arg_lo(1)), stmt(BPF_ALU_AND_K, 0xf)]);
+            for (i, (ty, proto)) in kinds.iter().enumerate() {
+                let at = 6 + 4 * i;
+                let next = if i + 1 == kinds.len() { deny } else { at + 4 };
+                b.extend([
+                    jump(BPF_JEQ_K, *ty as u32, 0, to(at, next)),
+                    stmt(BPF_LD_W_ABS, arg_lo(2)),
+                    jump(BPF_JEQ_K, 0, to(at + 2, allow), 0),
+                    jump(BPF_JEQ_K, *proto as u32, to(at + 3, allow), to(at + 3, deny)),
+                ]);
+            }
+            b.extend([stmt(BPF_RET_K, eperm), stmt(BPF_RET_K, RET_ALLOW)]);
             b
         }
         Rule::UnixPair { any_type } => {
