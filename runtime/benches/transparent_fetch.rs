@@ -9,26 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-
-fn origin() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                let mut line = String::new();
-                while r.read_line(&mut line).unwrap_or(0) > 2 {
-                    line.clear();
-                }
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\norigin-ok\n");
-            });
-        }
-    });
-    port
-}
 
 /// Node: N requests of one kind, the median in microseconds on stdout.
 const SCRIPT: &str = r#"
@@ -74,7 +55,8 @@ fn main() {
         eprintln!("node is not installed: nothing to measure");
         return;
     }
-    let port = origin();
+    // answers `origin-ok\n` and closes: every request is a new connection
+    let port = srt_tests::http_origin();
     let dir = std::env::temp_dir().join(format!("srt-bench-fetch-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(

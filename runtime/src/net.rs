@@ -227,19 +227,7 @@ impl Inside {
     fn sort(fds: Vec<OwnedFd>) -> Inside {
         let mut out = Inside::default();
         for fd in fds {
-            let mut ty: libc::c_int = 0;
-            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-            // SAFETY: getsockopt into a local int of the given length.
-            unsafe {
-                libc::getsockopt(
-                    fd.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    libc::SO_TYPE,
-                    (&mut ty as *mut libc::c_int).cast(),
-                    &mut len,
-                )
-            };
-            if ty == libc::SOCK_DGRAM {
+            if socket_option(&fd, libc::SO_TYPE) == libc::SOCK_DGRAM {
                 out.dns_udp.push(std::net::UdpSocket::from(fd));
                 continue;
             }
@@ -476,15 +464,31 @@ fn last_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// Random bytes for the preamble key.
-fn key() -> Result<[u8; srt_proxy::transparent::KEY_LEN], LaunchError> {
-    let mut b = [0u8; srt_proxy::transparent::KEY_LEN];
+/// An integer SOL_SOCKET option (SO_TYPE, SO_ERROR); 0 if it cannot be read.
+pub fn socket_option(sock: &impl AsRawFd, name: libc::c_int) -> libc::c_int {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt into a local int of the given length.
+    unsafe {
+        libc::getsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, name, (&mut v as *mut libc::c_int).cast(), &mut len)
+    };
+    v
+}
+
+/// N bytes from the kernel's random source, for the secrets of a run.
+fn random<const N: usize>(what: &str) -> Result<[u8; N], LaunchError> {
+    let mut b = [0u8; N];
     // SAFETY: getrandom fills the local buffer.
     let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
     if n != b.len() as isize {
-        return Err(LaunchError::Proxy("no randomness for the transparent-mode key".into()));
+        return Err(LaunchError::Proxy(format!("no randomness for the {what}")));
     }
     Ok(b)
+}
+
+/// The transparent-mode preamble key.
+fn key() -> Result<[u8; srt_proxy::transparent::KEY_LEN], LaunchError> {
+    random("transparent-mode key")
 }
 
 /// Connects `sock` to the proxy and writes the preamble naming `dest` before the command
@@ -499,18 +503,7 @@ pub fn connect_transparent(sock: &OwnedFd, port: u16, v6: bool, preamble: &[u8])
             if unsafe { libc::poll(&mut p, 1, 2000) } != 1 {
                 return libc::ETIMEDOUT;
             }
-            let mut err: libc::c_int = 0;
-            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-            // SAFETY: getsockopt into a local int of the given length.
-            unsafe {
-                libc::getsockopt(
-                    sock.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    libc::SO_ERROR,
-                    (&mut err as *mut libc::c_int).cast(),
-                    &mut len,
-                )
-            };
+            let err = socket_option(sock, libc::SO_ERROR);
             if err != 0 {
                 return err;
             }
@@ -528,13 +521,7 @@ pub fn connect_transparent(sock: &OwnedFd, port: u16, v6: bool, preamble: &[u8])
 
 /// 16 random bytes, hex: the per-run proxy token.
 fn token() -> Result<String, LaunchError> {
-    let mut b = [0u8; 16];
-    // SAFETY: getrandom fills the local buffer.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != b.len() as isize {
-        return Err(LaunchError::Proxy("no randomness for the proxy token".into()));
-    }
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+    Ok(random::<16>("proxy token")?.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 #[cfg(test)]

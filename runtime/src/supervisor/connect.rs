@@ -10,7 +10,7 @@
 //! carrying over `O_NONBLOCK`, close-on-exec and the options the command set with
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
 use super::{Call, Outcome};
 use crate::net::{self, Verdict};
@@ -65,7 +65,7 @@ impl Call<'_> {
                 if !self.valid() {
                     return Outcome::Gone;
                 }
-                if sock_type(&sock) == libc::SOCK_DGRAM {
+                if net::socket_option(&sock, libc::SO_TYPE) == libc::SOCK_DGRAM {
                     // only namespace mode has UDP sockets: DNS to any server reaches srt's
                     // on the namespace's loopback, nothing else leaves
                     if dest.port() != 53 {
@@ -166,20 +166,4 @@ fn fd_info(pid: u32, fd: i32) -> Option<FdInfo> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
     let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
     Some(FdInfo { flags: i32::from_str_radix(field("flags:")?, 8).ok()?, ino: field("ino:")?.parse().ok()? })
-}
-
-fn sock_type(sock: &OwnedFd) -> i32 {
-    let mut ty: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt into a local int of the given length.
-    unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            (&mut ty as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    ty
 }
