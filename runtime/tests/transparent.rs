@@ -447,3 +447,25 @@ fn explain_says_whether_transparent_mode_is_on() {
         assert!(text.contains("no SNI / ECH refused"), "{text}");
     }
 }
+
+#[test]
+fn a_forged_preamble_on_the_proxy_port_is_dropped() {
+    // landlock mode: the command reaches the proxy port itself and claims, with a guessed
+    // key, a destination the proxy would otherwise serve (allowed.test's synthetic address);
+    // with the right key this would return the origin's answer
+    let f = fixture("forged");
+    let script = r#"a=$(getent hosts allowed.test | cut -d' ' -f1)
+python3 -c 'import socket, os, struct, sys
+p = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+dest = bytes(int(x) for x in sys.argv[1].split("."))
+s = socket.create_connection(("127.0.0.1", p), timeout=3)
+s.sendall(b"\0SRT" + bytes(16) + b"\x04" + struct.pack(">H", int(os.environ["HTTP"])) + dest + bytes(12)
+          + b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+try: print("answer", s.recv(200))
+except ConnectionResetError: print("answer reset")' "$a"
+curl -sS --noproxy '*' -m 5 "http://allowed.test:$HTTP/""#;
+    let o = srt(&f, "landlock", Who::Root, &f.dir.join("s.json"), script, |_| {});
+    let ctx = format!("{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("answer b''") || o.stdout.contains("answer reset"), "dropped: {ctx}");
+    assert_eq!(o.stdout.matches("origin-ok").count(), 1, "only the honest request was served: {ctx}");
+}
