@@ -118,7 +118,8 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
         (replaced.body["type"].as_str(), replaced.body["reason"].as_str()),
         (Some("Normal"), Some("SandboxReplaced"))
     );
-    assert!(replaced.body["note"].as_str().unwrap().contains("kagent"), "{}", replaced.body);
+    let note = replaced.body["note"].as_str().unwrap();
+    assert!(note.contains("whose spec kagent had written, and created it again with srt-controller's"), "{note}");
     replaced.respond_applied(json!({}));
     let status = next(&mut handle).await;
     status.assert_apply(STATUS_PATH);

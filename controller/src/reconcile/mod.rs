@@ -231,7 +231,8 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
                 }
             };
             let note = format!(
-                "Deleted Sandbox {namespace}/{name}, whose spec {} had written, and created it again with                  srt-controller's fields only",
+                "Deleted Sandbox {namespace}/{name}, whose spec {} had written, and created it again with \
+                 srt-controller's fields only",
                 writers.iter().map(|w| w.manager.as_str()).collect::<Vec<_>>().join(", ")
             );
             event(agent, ctx, EventType::Normal, conflict::REASON_TOOK_OVER, note).await;
