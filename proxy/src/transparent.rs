@@ -311,4 +311,39 @@ mod tests {
         family[4 + KEY_LEN] = 5;
         assert_eq!(parse_preamble(&key, &family), None);
     }
+
+    fn shared(allow: &[&str]) -> Shared {
+        let s: settings_schema::Settings = serde_json::from_value(serde_json::json!({
+            "network": {"allowedDomains": allow, "deniedDomains": []},
+            "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}
+        }))
+        .unwrap();
+        let policy = crate::Policy::from_settings(&s).unwrap();
+        let resolver = crate::resolve::Resolver::new(std::time::Duration::from_secs(1));
+        Shared::build(policy, None, resolver, crate::Limits::default(), crate::log::Log::off())
+    }
+
+    fn ask(shared: &Shared, name: &str) -> Answer {
+        answer(shared, &dns::Question { name: name.into(), qtype: dns::TYPE_A })
+    }
+
+    #[test]
+    fn refused_names_are_reported_except_search_list_attempts() {
+        let mut s = shared(&["allowed.test"]);
+        s.quiet_suffixes = vec!["default.svc.cluster.local".into(), "example.com".into()];
+        assert!(matches!(ask(&s, "allowed.test"), Answer::A(_)));
+        for name in [
+            "allowed.test.default.svc.cluster.local",
+            "evil.test.example.com",
+            "example.com",
+            "notexample.com",
+            "evil.test",
+        ] {
+            assert_eq!(ask(&s, name), Answer::NxDomain, "{name}");
+        }
+        let named: Vec<String> = s.refused().into_iter().map(|r| r.host).collect();
+        // a search-list expansion is quiet; the search domain itself, a name that only ends
+        // in the same letters, and a plain refused name are reported
+        assert_eq!(named, ["example.com", "notexample.com", "evil.test"]);
+    }
 }
