@@ -97,6 +97,15 @@ if [[ $parts == *" net "* ]]; then
   out=$(srt_ "${resolve[@]}" -c 'curl -sS -p -o /dev/null http://denied.test:8000/' 2>&1)
   grep -q 'CONNECT tunnel failed, response 403' <<<"$out" && pass "denied host: CONNECT tunnel failed, response 403" \
     || fail "denied host: CONNECT tunnel failed, response 403" "$out"
+  # transparent mode, no proxy variables: srt's DNS names the host, the supervisor takes the
+  # connect to the proxy (pidfd_getfd; under RuntimeDefault, which refuses it, a replaced fd)
+  code=$(srt_ "${resolve[@]}" -c 'curl -sS --max-time 5 --noproxy "*" -o /dev/null -w "%{http_code}" http://allowed.test:8000/' 2>&1)
+  [ "$code" = 200 ] && pass "transparent: allowed name without proxy variables: 200" \
+    || fail "transparent: allowed name without proxy variables: 200" "$code"
+  out=$(srt_ "${resolve[@]}" -c 'curl -sS --max-time 5 --noproxy "*" -o /dev/null -w "%{http_code}" http://denied.test:8000/' 2>&1)
+  [ $? -ne 0 ] && [[ $out != *200* ]] && grep -q 'refused name denied.test' <<<"$out" \
+    && pass "transparent: denied name refused and named at exit" \
+    || fail "transparent: denied name refused and named at exit" "$out"
   out=$(srt_ -c 'curl -sS --max-time 5 --noproxy "*" -o /dev/null http://127.0.0.1:8000/' 2>&1)
   [ $? -ne 0 ] && pass "direct connection bypassing the proxy refused" \
     || fail "direct connection bypassing the proxy refused" "$out"
