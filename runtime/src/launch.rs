@@ -382,6 +382,9 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         for line in crate::net::hints(&proxy.map(|p| p.refused()).unwrap_or_default()) {
             eprintln!("{line}");
         }
+        if crate::supervisor::transparent_refused_without_getfd() {
+            eprintln!("{}", crate::net::NO_GETFD_HINT);
+        }
     }
     // the TMPDIR goes first; if something of it stays, the audit walks it too
     let kept = match tmp.remove() {

@@ -256,6 +256,11 @@ fn search_domains(text: &str) -> Vec<String> {
 /// What namespace mode's `/etc/resolv.conf` says: srt's own DNS on the sandbox's `lo`.
 pub const RESOLV_CONF: &str = "# srt: DNS answered by srt's stub on the sandbox's loopback (transparent mode)\nnameserver 127.0.0.1\noptions timeout:2 attempts:2\n";
 
+/// At exit, when namespace mode refused direct connections for want of `pidfd_getfd`.
+pub const NO_GETFD_HINT: &str = "srt: network: direct connections (transparent mode) were refused: namespace mode \
+    needs pidfd_getfd for them, which this environment's seccomp profile refuses; use the proxy variables srt sets \
+    (HTTPS_PROXY, ...) or --network-mode landlock";
+
 /// One line per host the proxy refused during the run, for the user at exit: a tool that
 /// reports only "403" or a DNS error then still says why.
 pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {

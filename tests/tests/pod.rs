@@ -111,10 +111,18 @@ fn pod(tag: &str) -> Pod {
 
 /// Runs `args` (looked up on the pod's PATH) under restricted.py.
 fn run_in_pod(p: &Pod, args: &[&str]) -> (i32, String, String) {
+    run_in_pod_with(p, &[], args)
+}
+
+/// Same, with `extra` added to the environment (restricted.py's own settings).
+fn run_in_pod_with(p: &Pod, extra: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
     let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pod/restricted.py");
     let mut c = Command::new("python3");
     c.arg(wrapper).args(args).current_dir(p.root.join("work")).env_clear();
     for (k, v) in &p.env {
+        c.env(k, v);
+    }
+    for (k, v) in extra {
         c.env(k, v);
     }
     c.env("HOME", p.root.join("work"))
@@ -180,4 +188,30 @@ fn without_the_restrictions_srt_would_pick_namespace_mode() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("network (namespace mode)"), "{text}");
     assert!(text.contains("mode: namespace\n"), "{text}");
+}
+
+#[test]
+fn namespace_mode_without_pidfd_getfd_refuses_direct_connections_and_says_why() {
+    // A profile that allows user namespaces but refuses pidfd_getfd: namespace mode cannot
+    // take the command's socket, and a socket of srt's own would be outside the sandbox's
+    // network namespace, so direct (transparent) connects fail closed; the proxy works.
+    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").unwrap_or_default();
+    if userns.trim() == "0" {
+        srt_tests::skip("pod::namespace_mode_without_pidfd_getfd", "user namespaces disabled");
+        return;
+    }
+    let p = pod("nogetfd");
+    let script = "curl -sS --max-time 10 --noproxy '*' --cacert \"$CA\" https://api.example.test:$PORT/; \
+        echo direct=$?; curl -sS --max-time 10 --cacert \"$CA\" https://api.example.test:$PORT/";
+    let args = ["srt", "--network-mode", "namespace", "--resolve", "api.example.test:*:127.0.0.1", "-c", script];
+    let (code, out, err) = run_in_pod_with(&p, &[("RESTRICTED_CALLS", "pidfd_getfd")], &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, "direct=7\ntls-origin-ok\n", "{err}");
+    assert!(err.contains("Network is unreachable") || err.contains("Couldn't connect"), "{err}");
+    assert!(err.contains("namespace mode needs pidfd_getfd"), "{err}");
+
+    // the control: with pidfd_getfd the same direct connection works and nothing is said
+    let (code, out, err) = run_in_pod_with(&p, &[("RESTRICTED_CALLS", "kcmp")], &args);
+    assert_eq!((code, out.as_str()), (0, "tls-origin-ok\ndirect=0\ntls-origin-ok\n"), "{err}");
+    assert!(!err.contains("pidfd_getfd"), "{err}");
 }

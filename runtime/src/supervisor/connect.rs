@@ -11,6 +11,7 @@
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Call, Outcome};
 use crate::net::{self, Verdict};
@@ -23,6 +24,16 @@ pub(super) type SockOpt = (i32, i32, Vec<u8>);
 const MAX_OPTVAL: u64 = 256;
 /// Sockets whose options are remembered at most.
 const MAX_SOCKETS: usize = 4096;
+
+/// Set when namespace mode refused a transparent connect because this environment refuses
+/// `pidfd_getfd`; one srt run per process, so a process-wide flag is the run's.
+static REFUSED_WITHOUT_GETFD: AtomicBool = AtomicBool::new(false);
+
+/// Whether a transparent connect was refused because `pidfd_getfd` is refused here (srt
+/// says so at exit: the command only saw "network unreachable").
+pub fn transparent_refused_without_getfd() -> bool {
+    REFUSED_WITHOUT_GETFD.load(Ordering::Relaxed)
+}
 
 impl Call<'_> {
     pub(super) fn connect(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
@@ -82,7 +93,10 @@ impl Call<'_> {
                 }
             }
             // a socket of srt's own would be in srt's network namespace, not the command's
-            Err(libc::EPERM | libc::ENOSYS) if route.namespaced => Outcome::Fail(libc::ENETUNREACH),
+            Err(libc::EPERM | libc::ENOSYS) if route.namespaced => {
+                REFUSED_WITHOUT_GETFD.store(true, Ordering::Relaxed);
+                Outcome::Fail(libc::ENETUNREACH)
+            }
             Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, route.port, Some(&preamble)),
             Err(e) => Outcome::Fail(e),
         }

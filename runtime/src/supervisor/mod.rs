@@ -19,6 +19,7 @@
 //! main thread's signal handling never waits for any of them.
 
 mod connect;
+pub use connect::transparent_refused_without_getfd;
 mod meta;
 mod names;
 mod native;
