@@ -1,7 +1,6 @@
 //! Whether an agent can be deployed as asked, decided before anything is written. A
 //! rejection names the field, the value and what to change; it becomes `Accepted=False`.
 
-use k8s_openapi::api::core::v1::{PodSecurityContext, SecurityContext};
 use settings_schema::{DomainPattern, ListKind};
 
 use crate::crd::{AgentType, SandboxAgentSpec, SandboxPlatform, SharedDeploymentSpec};
@@ -45,11 +44,7 @@ pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection>
             ),
         ));
     }
-    check_security_context(deployment.security_context.as_ref(), "securityContext")?;
-    for (i, c) in deployment.extra_containers.iter().enumerate() {
-        check_security_context(c.security_context.as_ref(), &format!("extraContainers[{i}].securityContext"))?;
-    }
-    check_pod_security_context(deployment.pod_security_context.as_ref())?;
+    crate::floor::check(&deployment)?;
     Ok(deployment)
 }
 
@@ -89,58 +84,6 @@ fn deployment_of(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Reject
             Ok(d.deployment.as_ref().map(|d| d.shared.clone()).unwrap_or_default())
         }
     }
-}
-
-/// The container must stay unprivileged: a spec may tighten the defaults, never loosen them.
-fn check_security_context(sc: Option<&SecurityContext>, at: &str) -> Result<(), Rejection> {
-    let Some(sc) = sc else { return Ok(()) };
-    let unsafe_field = if sc.privileged == Some(true) {
-        Some("privileged: true")
-    } else if sc.allow_privilege_escalation == Some(true) {
-        Some("allowPrivilegeEscalation: true")
-    } else if sc.capabilities.as_ref().and_then(|c| c.add.as_ref()).is_some_and(|a| !a.is_empty()) {
-        Some("capabilities.add")
-    } else if sc.run_as_non_root == Some(false) {
-        Some("runAsNonRoot: false")
-    } else if sc.run_as_user == Some(0) {
-        Some("runAsUser: 0")
-    } else if sc.proc_mount.as_deref() == Some("Unmasked") {
-        Some("procMount: Unmasked")
-    } else if sc.seccomp_profile.as_ref().is_some_and(|p| p.type_ == "Unconfined") {
-        Some("seccompProfile: Unconfined")
-    } else {
-        None
-    };
-    match unsafe_field {
-        Some(field) => Err(unsafe_context(at, field)),
-        None => Ok(()),
-    }
-}
-
-fn check_pod_security_context(sc: Option<&PodSecurityContext>) -> Result<(), Rejection> {
-    let Some(sc) = sc else { return Ok(()) };
-    let at = "podSecurityContext";
-    if sc.run_as_non_root == Some(false) {
-        return Err(unsafe_context(at, "runAsNonRoot: false"));
-    }
-    if sc.run_as_user == Some(0) {
-        return Err(unsafe_context(at, "runAsUser: 0"));
-    }
-    if sc.seccomp_profile.as_ref().is_some_and(|p| p.type_ == "Unconfined") {
-        return Err(unsafe_context(at, "seccompProfile: Unconfined"));
-    }
-    Ok(())
-}
-
-fn unsafe_context(at: &str, field: &str) -> Rejection {
-    reject(
-        REASON_UNSAFE_SECURITY_CONTEXT,
-        format!(
-            "deployment.{at}.{field} is refused: srt confines commands without privileges, so sandbox pods \
-             always run as non-root with no capabilities, no privilege escalation and the RuntimeDefault \
-             seccomp profile; remove the field"
-        ),
-    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod conditions;
 pub mod conflict;
 pub mod crd;
 pub mod discovery;
+pub mod floor;
 pub mod http;
 pub mod metrics;
 pub mod objects;

@@ -81,13 +81,15 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     });
     let annotations = copied_annotations(agent);
 
-    let mut pod_labels = BTreeMap::from([
+    // The spec's labels, then srt-controller's: a pod cannot pass for another agent (its
+    // `kagent` label is what Services and NetworkPolicies select on).
+    let mut pod_labels = deployment.labels.clone();
+    pod_labels.extend([
         ("app.kubernetes.io/name".to_string(), name.clone()),
         ("app.kubernetes.io/managed-by".to_string(), MANAGED_BY.to_string()),
         ("app.kubernetes.io/part-of".to_string(), "kagent".to_string()),
         ("kagent".to_string(), name.clone()),
     ]);
-    pod_labels.extend(deployment.labels.clone());
 
     let settings_json = settings::render(agent.spec.allowed_domains())
         .map_err(|e| Rejection { reason: accept::REASON_INVALID_DOMAINS, message: e.to_string() })?;
@@ -140,12 +142,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         settings_configmap: &settings_cm,
         service_account: deployment.service_account_name.clone().unwrap_or_else(|| name.clone()),
         own_service_account: service_account.is_some(),
-        runtime_class_name: agent
-            .annotations()
-            .get(ANNOTATION_RUNTIME_CLASS)
-            .cloned()
-            .or_else(|| opts.runtime_class_name.clone())
-            .filter(|c| !c.is_empty()),
+        runtime_class_name: runtime_class(agent.annotations().get(ANNOTATION_RUNTIME_CLASS), opts)?,
     };
     let pod_spec = pod::pod_spec(&agent.spec, &deployment, &inputs, opts)?;
     let service_override = match agent.annotations().get(ANNOTATION_SERVICE).map(String::as_str) {
@@ -183,6 +180,23 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     Ok(Desired { settings: configmap, service_account, sandbox_meta, sandbox_spec, service_override })
 }
 
+/// The pod's runtime class: the annotation's where the operator set none; the operator's
+/// (`--runtime-class-name`, e.g. gVisor) cannot be replaced by an agent. Empty means unset.
+fn runtime_class(annotation: Option<&String>, opts: &Options) -> Result<Option<String>, Rejection> {
+    let annotation = annotation.filter(|c| !c.is_empty());
+    let operator = opts.runtime_class_name.as_ref().filter(|c| !c.is_empty());
+    match (annotation, operator) {
+        (Some(a), Some(o)) if a != o => Err(Rejection {
+            reason: accept::REASON_UNSAFE_SECURITY_CONTEXT,
+            message: format!(
+                "annotation {ANNOTATION_RUNTIME_CLASS}: \"{a}\" would replace the runtime class srt-controller's \
+                 operator set (--runtime-class-name {o}); remove the annotation"
+            ),
+        }),
+        (a, o) => Ok(a.or(o).cloned()),
+    }
+}
+
 fn copied_annotations(agent: &SandboxAgent) -> BTreeMap<String, String> {
     agent
         .annotations()
@@ -194,4 +208,25 @@ fn copied_annotations(agent: &SandboxAgent) -> BTreeMap<String, String> {
 
 fn non_empty(m: BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
     (!m.is_empty()).then_some(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_cannot_replace_the_operators_runtime_class() {
+        let gvisor = Options { runtime_class_name: Some("gvisor".into()), ..Options::default() };
+        let none = Options::default();
+        let runc = "runc".to_string();
+        let empty = String::new();
+        let r = runtime_class(Some(&runc), &gvisor).unwrap_err();
+        assert_eq!(r.reason, accept::REASON_UNSAFE_SECURITY_CONTEXT);
+        assert!(r.message.contains("--runtime-class-name gvisor"), "{}", r.message);
+        assert_eq!(runtime_class(Some(&empty), &gvisor), Ok(Some("gvisor".into())), "empty is unset");
+        assert_eq!(runtime_class(Some(&"gvisor".to_string()), &gvisor), Ok(Some("gvisor".into())));
+        assert_eq!(runtime_class(None, &gvisor), Ok(Some("gvisor".into())));
+        assert_eq!(runtime_class(Some(&runc), &none), Ok(Some("runc".into())));
+        assert_eq!(runtime_class(Some(&empty), &none), Ok(None));
+    }
 }

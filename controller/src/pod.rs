@@ -195,46 +195,67 @@ fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
 }
 
 /// The agent's own volumes, mounts and sidecars may not shadow the settings, srt or
-/// kagent's token.
+/// kagent's token, nor write into them.
 fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options) -> Result<(), Rejection> {
+    let invalid = |message: String| Err(Rejection { reason: REASON_INVALID_SPEC, message });
     let reserved_volumes = [SETTINGS_VOLUME, SRT_BIN_VOLUME, TOKEN_VOLUME];
-    let srt_dir = opts.srt_bin_dir.trim_end_matches('/');
+    let srt_dir = clean_path(&opts.srt_bin_dir);
     for v in &d.volumes {
         if reserved_volumes.contains(&v.name.as_str()) {
-            return Err(Rejection {
-                reason: REASON_INVALID_SPEC,
-                message: format!(
-                    "deployment.volumes: the name \"{}\" is reserved by srt-controller; rename it",
-                    v.name
-                ),
-            });
+            return invalid(format!(
+                "deployment.volumes: the name \"{}\" is reserved by srt-controller; rename it",
+                v.name
+            ));
         }
     }
     for m in &d.volume_mounts {
-        let path = m.mount_path.trim_end_matches('/');
-        if path == SETTINGS_DIR || path == srt_dir || path == TOKEN_DIR || reserved_volumes.contains(&m.name.as_str()) {
-            return Err(Rejection {
-                reason: REASON_INVALID_SPEC,
-                message: format!(
-                    "deployment.volumeMounts: \"{}\" at {} would hide srt's settings ({SETTINGS_DIR}), srt \
-                     ({srt_dir}) or kagent's token ({TOKEN_DIR}); mount it elsewhere",
-                    m.name, m.mount_path
-                ),
-            });
+        let path = clean_path(&m.mount_path);
+        let hides = [SETTINGS_DIR, srt_dir.as_str(), TOKEN_DIR].iter().any(|r| is_at_or_under(&path, r));
+        if hides || reserved_volumes.contains(&m.name.as_str()) {
+            return invalid(format!(
+                "deployment.volumeMounts: \"{}\" at {} would hide srt's settings ({SETTINGS_DIR}), srt ({srt_dir}) \
+                 or kagent's token ({TOKEN_DIR}), or something in them; mount it elsewhere",
+                m.name, m.mount_path
+            ));
         }
     }
-    for c in &d.extra_containers {
+    for (i, c) in d.extra_containers.iter().enumerate() {
         if c.name == CONTAINER_NAME || c.name == INIT_CONTAINER_NAME {
-            return Err(Rejection {
-                reason: REASON_INVALID_SPEC,
-                message: format!(
-                    "deployment.extraContainers: the name \"{}\" is the agent's own container's; rename it",
-                    c.name
-                ),
-            });
+            return invalid(format!(
+                "deployment.extraContainers: the name \"{}\" is the agent's own container's; rename it",
+                c.name
+            ));
+        }
+        // a sidecar that shared srt's volume could put another program where srt is
+        if let Some(m) = c.volume_mounts.iter().flatten().find(|m| reserved_volumes.contains(&m.name.as_str())) {
+            return invalid(format!(
+                "deployment.extraContainers[{i}].volumeMounts: \"{}\" is srt-controller's volume (srt, its \
+                 settings or kagent's token); sidecars may not mount it",
+                m.name
+            ));
         }
     }
     Ok(())
+}
+
+/// A mount path as the container runtime resolves it: `.`, `..` and repeated or trailing
+/// slashes removed, always absolute.
+fn clean_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn is_at_or_under(path: &str, dir: &str) -> bool {
+    path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn plain(name: &str, value: impl Into<String>) -> EnvVar {
@@ -317,4 +338,64 @@ fn pod_security(user: Option<PodSecurityContext>, uid: i64) -> PodSecurityContex
         sc.seccomp_profile = Some(runtime_default());
     }
     sc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(v: serde_json::Value) -> Result<(), Rejection> {
+        check_reserved_names(&serde_json::from_value(v).unwrap(), &Options::default())
+    }
+
+    #[test]
+    fn paths_are_cleaned_like_the_runtime_does() {
+        assert_eq!(clean_path("//config/./x/../"), "/config");
+        assert_eq!(clean_path("/usr/local/sbin/./srt"), "/usr/local/sbin/srt");
+        assert_eq!(clean_path("config"), "/config");
+        assert_eq!(clean_path("/../.."), "/");
+        assert!(is_at_or_under("/config/a", "/config") && is_at_or_under("/config", "/config"));
+        assert!(!is_at_or_under("/configs", "/config") && !is_at_or_under("/", "/config"));
+    }
+
+    #[test]
+    fn no_spelling_of_a_reserved_path_and_nothing_under_it_may_be_mounted() {
+        for path in [
+            "/config",
+            "//config",
+            "/config/.",
+            "/config/../config",
+            "/config/srt-settings.json",
+            "/usr/local/sbin/srt",
+            "/usr/local/sbin/./",
+            "/var/run/secrets/tokens/kagent-token",
+        ] {
+            let r = check(json!({"volumes": [{"name": "fake", "emptyDir": {}}],
+                "volumeMounts": [{"name": "fake", "mountPath": path, "subPath": "x"}]}))
+            .expect_err(path);
+            assert_eq!(r.reason, REASON_INVALID_SPEC, "{path}");
+            assert!(r.message.contains(path), "{path}: {}", r.message);
+        }
+        // beside or above the reserved directories is fine: deeper mounts are made later
+        for path in ["/configs", "/usr/local", "/data", "/var/run/secrets"] {
+            assert_eq!(
+                check(
+                    json!({"volumes": [{"name": "d", "emptyDir": {}}], "volumeMounts": [{"name": "d", "mountPath": path}]})
+                ),
+                Ok(()),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn sidecars_may_not_mount_srt_controllers_volumes() {
+        for volume in [SRT_BIN_VOLUME, SETTINGS_VOLUME, TOKEN_VOLUME] {
+            let r = check(json!({"extraContainers": [{"name": "ok", "image": "x"},
+                {"name": "helper", "image": "busybox", "volumeMounts": [{"name": volume, "mountPath": "/b"}]}]}))
+            .expect_err(volume);
+            assert!(r.message.contains("extraContainers[1].volumeMounts"), "{}", r.message);
+        }
+    }
 }

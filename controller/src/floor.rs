@@ -1,0 +1,285 @@
+//! The floor every sandbox pod keeps, checked as an allow-list before anything is written:
+//! srt confines commands without privileges, so the pod runs as non-root with no
+//! capabilities, no privilege escalation, the `RuntimeDefault` seccomp profile and within
+//! the restricted Pod Security Standard. A spec may tighten this, never loosen it; asking
+//! for less is refused with the field named (not silently weakened).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    AppArmorProfile, Container, EnvVar, PodSecurityContext, SELinuxOptions, SeccompProfile, SecurityContext, Volume,
+};
+
+use crate::accept::{Rejection, REASON_INVALID_SPEC, REASON_UNSAFE_SECURITY_CONTEXT};
+use crate::crd::SharedDeploymentSpec;
+
+/// SELinux types the baseline Pod Security Standard allows (`spc_t` and the like are
+/// unconfined).
+const SELINUX_TYPES: &[&str] = &["container_t", "container_init_t", "container_kvm_t", "container_engine_t"];
+
+/// Sysctls the kubelet counts as safe: namespaced to the pod, no effect on the node.
+const SAFE_SYSCTLS: &[&str] = &[
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+];
+
+/// Pod annotations older kubelets read as security settings.
+const APPARMOR_ANNOTATION: &str = "container.apparmor.security.beta.kubernetes.io/";
+const SECCOMP_POD_ANNOTATION: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_ANNOTATION: &str = "container.seccomp.security.alpha.kubernetes.io/";
+
+const FLOOR: &str = "sandbox pods always run as non-root with no capabilities, no privilege escalation, the \
+                     RuntimeDefault seccomp profile and within the restricted Pod Security Standard";
+
+/// One thing a spec asked for that the floor does not allow.
+struct Problem {
+    reason: &'static str,
+    /// The field and value, under `deployment.`.
+    at: String,
+    why: &'static str,
+}
+
+fn unsafe_field(at: String) -> Problem {
+    Problem { reason: REASON_UNSAFE_SECURITY_CONTEXT, at, why: FLOOR }
+}
+
+/// Checks a deployment's security-relevant fields against the floor.
+pub fn check(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
+    let problem = container(d.security_context.as_ref())
+        .map(|p| unsafe_field(format!("securityContext.{p}")))
+        .or_else(|| pod(d.pod_security_context.as_ref()).map(|p| unsafe_field(format!("podSecurityContext.{p}"))))
+        .or_else(|| {
+            d.extra_containers
+                .iter()
+                .enumerate()
+                .find_map(|(i, c)| sidecar(c).map(|p| unsafe_field(format!("extraContainers[{i}].{p}"))))
+        })
+        .or_else(|| d.volumes.iter().enumerate().find_map(|(i, v)| volume(v).map(|p| (i, p))).map(volume_problem))
+        .or_else(|| annotations(&d.annotations).map(|p| unsafe_field(format!("annotations.{p}"))))
+        .or_else(|| d.env.iter().enumerate().find_map(|(i, e)| env(i, e)));
+    match problem {
+        None => Ok(()),
+        Some(p) => Err(Rejection {
+            reason: p.reason,
+            message: format!("deployment.{} is refused: {}; remove it", p.at, p.why),
+        }),
+    }
+}
+
+/// A container's own settings: the field and value that break the floor, if any.
+fn container(sc: Option<&SecurityContext>) -> Option<String> {
+    let sc = sc?;
+    if sc.privileged == Some(true) {
+        return Some("privileged: true".into());
+    }
+    if sc.allow_privilege_escalation == Some(true) {
+        return Some("allowPrivilegeEscalation: true".into());
+    }
+    if sc.capabilities.as_ref().and_then(|c| c.add.as_ref()).is_some_and(|a| !a.is_empty()) {
+        return Some("capabilities.add".into());
+    }
+    if sc.run_as_non_root == Some(false) {
+        return Some("runAsNonRoot: false".into());
+    }
+    if sc.run_as_user == Some(0) {
+        return Some("runAsUser: 0".into());
+    }
+    if let Some(m) = sc.proc_mount.as_deref().filter(|m| *m != "Default") {
+        return Some(format!("procMount: {m}"));
+    }
+    if sc.windows_options.as_ref().and_then(|w| w.host_process) == Some(true) {
+        return Some("windowsOptions.hostProcess: true".into());
+    }
+    profiles(sc.seccomp_profile.as_ref(), sc.app_armor_profile.as_ref(), sc.se_linux_options.as_ref())
+}
+
+/// The pod-wide settings.
+fn pod(sc: Option<&PodSecurityContext>) -> Option<String> {
+    let sc = sc?;
+    if sc.run_as_non_root == Some(false) {
+        return Some("runAsNonRoot: false".into());
+    }
+    if sc.run_as_user == Some(0) {
+        return Some("runAsUser: 0".into());
+    }
+    if sc.windows_options.as_ref().and_then(|w| w.host_process) == Some(true) {
+        return Some("windowsOptions.hostProcess: true".into());
+    }
+    if let Some(s) = sc.sysctls.iter().flatten().find(|s| !SAFE_SYSCTLS.contains(&s.name.as_str())) {
+        return Some(format!("sysctls: {} (not one of the kubelet's safe sysctls)", s.name));
+    }
+    profiles(sc.seccomp_profile.as_ref(), sc.app_armor_profile.as_ref(), sc.se_linux_options.as_ref())
+}
+
+/// seccomp only `RuntimeDefault` (a Localhost profile cannot be checked from here);
+/// AppArmor `RuntimeDefault` or `Localhost`; SELinux only the container types.
+fn profiles(
+    seccomp: Option<&SeccompProfile>,
+    apparmor: Option<&AppArmorProfile>,
+    selinux: Option<&SELinuxOptions>,
+) -> Option<String> {
+    if let Some(p) = seccomp.filter(|p| p.type_ != "RuntimeDefault") {
+        return Some(format!("seccompProfile.type: {}", p.type_));
+    }
+    if let Some(p) = apparmor.filter(|p| p.type_ != "RuntimeDefault" && p.type_ != "Localhost") {
+        return Some(format!("appArmorProfile.type: {}", p.type_));
+    }
+    let selinux = selinux?;
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.is_empty());
+    if set(&selinux.user) {
+        return Some("seLinuxOptions.user".into());
+    }
+    if set(&selinux.role) {
+        return Some("seLinuxOptions.role".into());
+    }
+    match selinux.type_.as_deref() {
+        Some(t) if !t.is_empty() && !SELINUX_TYPES.contains(&t) => Some(format!("seLinuxOptions.type: {t}")),
+        _ => None,
+    }
+}
+
+/// A sidecar: its security context and no host ports.
+fn sidecar(c: &Container) -> Option<String> {
+    if let Some(p) = container(c.security_context.as_ref()) {
+        return Some(format!("securityContext.{p}"));
+    }
+    c.ports
+        .iter()
+        .flatten()
+        .enumerate()
+        .find_map(|(j, p)| p.host_port.filter(|h| *h != 0).map(|h| format!("ports[{j}].hostPort: {h}")))
+}
+
+fn volume(v: &Volume) -> Option<&'static str> {
+    v.host_path.is_some().then_some("hostPath")
+}
+
+fn volume_problem((i, kind): (usize, &'static str)) -> Problem {
+    Problem {
+        reason: REASON_UNSAFE_SECURITY_CONTEXT,
+        at: format!("volumes[{i}].{kind}"),
+        why: "a hostPath volume exposes the node's own files to the pod (the baseline Pod Security Standard \
+              forbids it); use a persistentVolumeClaim, configMap, secret or emptyDir",
+    }
+}
+
+/// AppArmor and seccomp as the annotations older kubelets still read.
+fn annotations(a: &BTreeMap<String, String>) -> Option<String> {
+    a.iter()
+        .find(|(k, v)| {
+            let v = v.as_str();
+            (k.starts_with(APPARMOR_ANNOTATION) && v != "runtime/default" && !v.starts_with("localhost/"))
+                || ((k.as_str() == SECCOMP_POD_ANNOTATION || k.starts_with(SECCOMP_CONTAINER_ANNOTATION))
+                    && v != "runtime/default"
+                    && v != "docker/default")
+        })
+        .map(|(k, v)| format!("{k}: {v}"))
+}
+
+/// The agent container's variables: none that load code into srt before it confines
+/// anything, and a `PATH` srt-controller can put srt's directory in front of.
+fn env(i: usize, e: &EnvVar) -> Option<Problem> {
+    if e.name.starts_with("LD_") {
+        return Some(Problem {
+            reason: REASON_UNSAFE_SECURITY_CONTEXT,
+            at: format!("env[{i}] {}", e.name),
+            why: "the dynamic loader's variables would load code into srt itself before it confines anything",
+        });
+    }
+    if e.name == "PATH" && e.value_from.is_some() {
+        return Some(Problem {
+            reason: REASON_INVALID_SPEC,
+            at: format!("env[{i}] PATH from valueFrom"),
+            why: "srt-controller puts srt's directory in front of PATH, which needs a plain value",
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment(v: serde_json::Value) -> SharedDeploymentSpec {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn refused(v: serde_json::Value) -> Rejection {
+        check(&deployment(v.clone())).expect_err(&v.to_string())
+    }
+
+    #[test]
+    fn loosening_security_settings_is_refused_with_the_field_named() {
+        for (spec, field) in [
+            (json!({"securityContext": {"procMount": "Unmasked"}}), "securityContext.procMount: Unmasked"),
+            (
+                json!({"securityContext": {"seccompProfile": {"type": "Localhost", "localhostProfile": "u.json"}}}),
+                "securityContext.seccompProfile.type: Localhost",
+            ),
+            (
+                json!({"securityContext": {"appArmorProfile": {"type": "Unconfined"}}}),
+                "appArmorProfile.type: Unconfined",
+            ),
+            (json!({"podSecurityContext": {"appArmorProfile": {"type": "Unconfined"}}}), "podSecurityContext.appArmor"),
+            (json!({"securityContext": {"seLinuxOptions": {"type": "spc_t"}}}), "seLinuxOptions.type: spc_t"),
+            (json!({"podSecurityContext": {"seLinuxOptions": {"user": "system_u"}}}), "seLinuxOptions.user"),
+            (json!({"podSecurityContext": {"seccompProfile": {"type": "Unconfined"}}}), "seccompProfile.type"),
+            (json!({"podSecurityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "1"}]}}), "kernel.msgmax"),
+            (json!({"securityContext": {"windowsOptions": {"hostProcess": true}}}), "windowsOptions.hostProcess: true"),
+            (
+                json!({"extraContainers": [{"name": "ssh", "image": "x", "ports": [{"containerPort": 22, "hostPort": 22}]}]}),
+                "extraContainers[0].ports[0].hostPort: 22",
+            ),
+            (
+                json!({"extraContainers": [{"name": "s", "image": "x", "securityContext": {"seccompProfile": {"type": "Unconfined"}}}]}),
+                "extraContainers[0].securityContext.seccompProfile",
+            ),
+            (json!({"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}), "volumes[0].hostPath"),
+            (
+                json!({"annotations": {"container.apparmor.security.beta.kubernetes.io/kagent": "unconfined"}}),
+                "apparmor.security.beta.kubernetes.io/kagent: unconfined",
+            ),
+            (json!({"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}}), "pod: unconfined"),
+        ] {
+            let r = refused(spec.clone());
+            assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT, "{spec}");
+            assert!(r.message.contains(field), "{spec}: {}", r.message);
+        }
+    }
+
+    #[test]
+    fn the_loader_variables_and_a_path_from_elsewhere_are_refused() {
+        let r = refused(json!({"env": [{"name": "A", "value": "1"}, {"name": "LD_PRELOAD", "value": "/x.so"}]}));
+        assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT);
+        assert!(r.message.contains("env[1] LD_PRELOAD"), "{}", r.message);
+        let r =
+            refused(json!({"env": [{"name": "PATH", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}));
+        assert_eq!(r.reason, REASON_INVALID_SPEC);
+        assert!(r.message.contains("PATH from valueFrom"), "{}", r.message);
+    }
+
+    #[test]
+    fn tightening_and_the_allowed_values_pass() {
+        let ok = deployment(json!({
+            "securityContext": {"readOnlyRootFilesystem": true, "procMount": "Default",
+                "seccompProfile": {"type": "RuntimeDefault"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"},
+                "seLinuxOptions": {"type": "container_t", "level": "s0:c1,c2"}, "capabilities": {"drop": ["ALL"]}},
+            "podSecurityContext": {"runAsUser": 2000, "runAsGroup": 0, "fsGroup": 2000,
+                "sysctls": [{"name": "net.ipv4.ping_group_range", "value": "0 0"}]},
+            "extraContainers": [{"name": "s", "image": "x", "ports": [{"containerPort": 9000}]}],
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "annotations": {"container.apparmor.security.beta.kubernetes.io/kagent": "runtime/default", "team": "a"},
+            "env": [{"name": "PATH", "value": "/opt/bin:/usr/bin"}, {"name": "XLD_PRELOAD", "value": "x"}]
+        }));
+        assert_eq!(check(&ok), Ok(()));
+    }
+}
