@@ -35,6 +35,14 @@ const AGENTS: usize = 1000;
 fn instant_client() -> Client {
     let svc = tower::service_fn(|req: Request<Body>| async move {
         let path = req.uri().path().to_string();
+        if req.method() == http::Method::GET && path.contains("/serviceaccounts/") {
+            // the agent's account does not exist yet
+            let status =
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404});
+            let mut r = Response::new(Body::from(serde_json::to_vec(&status).unwrap()));
+            *r.status_mut() = http::StatusCode::NOT_FOUND;
+            return Ok::<_, Infallible>(r);
+        }
         let bytes = req.into_body().collect_bytes().await.unwrap();
         let mut body: Value = if bytes.is_empty() { json!({}) } else { serde_json::from_slice(&bytes).unwrap() };
         if path == "/apis/agents.x-k8s.io/v1beta1" {
@@ -82,7 +90,7 @@ async fn reconcile_all(agents: &[SandboxAgent]) -> Duration {
 }
 
 /// The API traffic of one reconcile of a new agent, made directly with the same bodies
-/// (computed beforehand): the ConfigMap, ServiceAccount and Sandbox applies, the status
+/// (computed beforehand): the ConfigMap apply, the ServiceAccount read and apply, the Sandbox apply, the status
 /// apply, the event.
 async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let client = instant_client();
@@ -119,6 +127,7 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     for (name, d, sandbox, status, event) in &prepared {
         cms.patch(&format!("{name}-srt-settings"), &params, &Patch::Apply(&d.settings)).await.unwrap();
         if let Some(sa) = &d.service_account {
+            assert!(accounts.get_opt(name).await.unwrap().is_none());
             accounts.patch(name, &params, &Patch::Apply(sa)).await.unwrap();
         }
         sandboxes.patch(name, &params, &Patch::Apply(sandbox)).await.unwrap();

@@ -51,8 +51,10 @@ fn unsafe_field(at: String) -> Problem {
     Problem { reason: REASON_UNSAFE_SECURITY_CONTEXT, at, why: FLOOR }
 }
 
-/// Checks a deployment's security-relevant fields against the floor.
-pub fn check(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
+/// Checks a deployment's security-relevant fields against the floor. `operator_image`: a
+/// Declarative agent, whose image (kagent's runtime) the operator chose, so the spec may not
+/// change which code it runs either.
+pub fn check(d: &SharedDeploymentSpec, operator_image: bool) -> Result<(), Rejection> {
     let problem = container(d.security_context.as_ref())
         .map(|p| unsafe_field(format!("securityContext.{p}")))
         .or_else(|| pod(d.pod_security_context.as_ref()).map(|p| unsafe_field(format!("podSecurityContext.{p}"))))
@@ -64,7 +66,7 @@ pub fn check(d: &SharedDeploymentSpec) -> Result<(), Rejection> {
         })
         .or_else(|| d.volumes.iter().enumerate().find_map(|(i, v)| volume(v).map(|p| (i, p))).map(volume_problem))
         .or_else(|| annotations(&d.annotations).map(|p| unsafe_field(format!("annotations.{p}"))))
-        .or_else(|| d.env.iter().enumerate().find_map(|(i, e)| env(i, e)));
+        .or_else(|| d.env.iter().enumerate().find_map(|(i, e)| env(i, e, operator_image)));
     match problem {
         None => Ok(()),
         Some(p) => Err(Rejection {
@@ -158,16 +160,26 @@ fn sidecar(c: &Container) -> Option<String> {
         .find_map(|(j, p)| p.host_port.filter(|h| *h != 0).map(|h| format!("ports[{j}].hostPort: {h}")))
 }
 
-fn volume(v: &Volume) -> Option<&'static str> {
-    v.host_path.is_some().then_some("hostPath")
+/// The volume types the restricted Pod Security Standard allows: none of them runs code on
+/// the node (`gitRepo`, `flexVolume`) or reaches its files (`hostPath`).
+const VOLUME_TYPES: &[&str] =
+    &["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"];
+
+/// The volume's type if the restricted standard does not allow it.
+fn volume(v: &Volume) -> Option<String> {
+    // Judged on the serialised form, so a type a newer API adds is refused, not overlooked.
+    let json = serde_json::to_value(v).ok()?;
+    let fields = json.as_object()?;
+    fields.keys().find(|k| k.as_str() != "name" && !VOLUME_TYPES.contains(&k.as_str())).cloned()
 }
 
-fn volume_problem((i, kind): (usize, &'static str)) -> Problem {
+fn volume_problem((i, kind): (usize, String)) -> Problem {
     Problem {
         reason: REASON_UNSAFE_SECURITY_CONTEXT,
         at: format!("volumes[{i}].{kind}"),
-        why: "a hostPath volume exposes the node's own files to the pod (the baseline Pod Security Standard \
-              forbids it); use a persistentVolumeClaim, configMap, secret or emptyDir",
+        why: "sandbox pods take only the restricted Pod Security Standard's volume types (configMap, csi, \
+              downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret): others reach the \
+              node's files or run code there; use a persistentVolumeClaim for network storage",
     }
 }
 
@@ -184,21 +196,35 @@ fn annotations(a: &BTreeMap<String, String>) -> Option<String> {
         .map(|(k, v)| format!("{k}: {v}"))
 }
 
-/// The agent container's variables: none that load code into srt before it confines
-/// anything, and a `PATH` srt-controller can put srt's directory in front of.
-fn env(i: usize, e: &EnvVar) -> Option<Problem> {
-    if e.name.starts_with("LD_") {
-        return Some(Problem {
-            reason: REASON_UNSAFE_SECURITY_CONTEXT,
-            at: format!("env[{i}] {}", e.name),
-            why: "the dynamic loader's variables would load code into srt itself before it confines anything",
-        });
+/// Variables that make a program load other code or look for programs elsewhere: the
+/// dynamic loader's, the interpreters' and kagent's runtime's own (`BASH_VENV_PATH` goes in
+/// front of the PATH it runs `srt` with).
+const CODE_LOADING_PREFIXES: &[&str] = &["LD_", "PYTHON", "NODE_", "PERL5", "RUBY"];
+const CODE_LOADING_ENV: &[&str] = &["BASH_ENV", "ENV", "BASH_VENV_PATH", "GCONV_PATH", "GLIBC_TUNABLES"];
+
+/// The agent container's variables. A BYO image is the author's own, so only `PATH` is
+/// checked there: srt-controller puts srt's directory in front of it, which needs a plain
+/// value. A Declarative agent runs the operator's image, whose runtime must call the real
+/// srt: its `PATH` is the image's, and nothing may load other code into it (or into srt).
+fn env(i: usize, e: &EnvVar, operator_image: bool) -> Option<Problem> {
+    let name = e.name.as_str();
+    if operator_image {
+        let loads_code = CODE_LOADING_PREFIXES.iter().any(|p| name.starts_with(p)) || CODE_LOADING_ENV.contains(&name);
+        if loads_code || name == "PATH" {
+            return Some(Problem {
+                reason: REASON_UNSAFE_SECURITY_CONTEXT,
+                at: format!("env[{i}] {name}"),
+                why: "a Declarative agent runs the operator's runtime image, which must run its own code and the \
+                      real srt: its PATH is the image's, and variables that load other code (LD_*, PYTHON*, \
+                      NODE_*, BASH_ENV, BASH_VENV_PATH, ...) are not taken; use a BYO agent to change the image",
+            });
+        }
     }
-    if e.name == "PATH" && e.value_from.is_some() {
+    if name == "PATH" && (e.value_from.is_some() || e.value.as_deref().unwrap_or("").is_empty()) {
         return Some(Problem {
             reason: REASON_INVALID_SPEC,
-            at: format!("env[{i}] PATH from valueFrom"),
-            why: "srt-controller puts srt's directory in front of PATH, which needs a plain value",
+            at: format!("env[{i}] PATH without a plain value"),
+            why: "srt-controller puts srt's directory in front of PATH, which needs a plain, non-empty value",
         });
     }
     None
@@ -214,7 +240,7 @@ mod tests {
     }
 
     fn refused(v: serde_json::Value) -> Rejection {
-        check(&deployment(v.clone())).expect_err(&v.to_string())
+        check(&deployment(v.clone()), false).expect_err(&v.to_string())
     }
 
     #[test]
@@ -257,14 +283,64 @@ mod tests {
     }
 
     #[test]
-    fn the_loader_variables_and_a_path_from_elsewhere_are_refused() {
-        let r = refused(json!({"env": [{"name": "A", "value": "1"}, {"name": "LD_PRELOAD", "value": "/x.so"}]}));
-        assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT);
-        assert!(r.message.contains("env[1] LD_PRELOAD"), "{}", r.message);
-        let r =
-            refused(json!({"env": [{"name": "PATH", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}));
-        assert_eq!(r.reason, REASON_INVALID_SPEC);
-        assert!(r.message.contains("PATH from valueFrom"), "{}", r.message);
+    fn the_operators_runtime_takes_no_code_loading_variables_and_no_path() {
+        for name in [
+            "LD_PRELOAD",
+            "LD_AUDIT",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "PYTHONHOME",
+            "NODE_OPTIONS",
+            "BASH_ENV",
+            "ENV",
+            "BASH_VENV_PATH",
+            "GCONV_PATH",
+            "GLIBC_TUNABLES",
+            "PERL5OPT",
+            "RUBYOPT",
+            "PATH",
+        ] {
+            let d = deployment(json!({"env": [{"name": "A", "value": "1"}, {"name": name, "value": "/x"}]}));
+            let r = check(&d, true).expect_err(name);
+            assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT, "{name}");
+            assert!(r.message.contains(&format!("env[1] {name}")), "{}", r.message);
+            // a BYO image is its author's: only PATH's form is checked there
+            assert_eq!(check(&d, false), Ok(()), "{name}");
+        }
+        let ok = deployment(
+            json!({"env": [{"name": "OPENAI_API_KEY", "value": "k"}, {"name": "XLD_PRELOAD", "value": "x"}]}),
+        );
+        assert_eq!(check(&ok, true), Ok(()));
+    }
+
+    #[test]
+    fn path_needs_a_plain_value_to_be_put_behind_srt() {
+        for e in [
+            json!({"name": "PATH", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}),
+            json!({"name": "PATH"}),
+            json!({"name": "PATH", "value": ""}),
+        ] {
+            let r = refused(json!({ "env": [e] }));
+            assert_eq!(r.reason, REASON_INVALID_SPEC, "{e}");
+            assert!(r.message.contains("PATH without a plain value"), "{}", r.message);
+        }
+    }
+
+    #[test]
+    fn only_the_restricted_volume_types_are_taken() {
+        for (v, kind) in [
+            (json!({"name": "v", "gitRepo": {"repository": "https://x"}}), "gitRepo"),
+            (json!({"name": "v", "flexVolume": {"driver": "x"}}), "flexVolume"),
+            (json!({"name": "v", "nfs": {"server": "s", "path": "/"}}), "nfs"),
+            (json!({"name": "v", "iscsi": {"targetPortal": "t", "iqn": "i", "lun": 0}}), "iscsi"),
+        ] {
+            let r = refused(json!({ "volumes": [{"name": "ok", "emptyDir": {}}, v] }));
+            assert!(r.message.contains(&format!("volumes[1].{kind}")), "{}", r.message);
+        }
+        let ok = json!({"volumes": [{"name": "a", "configMap": {"name": "c"}}, {"name": "b", "secret": {"secretName": "s"}},
+            {"name": "c", "persistentVolumeClaim": {"claimName": "p"}}, {"name": "d", "projected": {"sources": []}},
+            {"name": "e", "csi": {"driver": "d"}}, {"name": "f", "downwardAPI": {}}, {"name": "g", "ephemeral": {}}]});
+        assert_eq!(check(&deployment(ok), false), Ok(()));
     }
 
     #[test]
@@ -280,6 +356,6 @@ mod tests {
             "annotations": {"container.apparmor.security.beta.kubernetes.io/kagent": "runtime/default", "team": "a"},
             "env": [{"name": "PATH", "value": "/opt/bin:/usr/bin"}, {"name": "XLD_PRELOAD", "value": "x"}]
         }));
-        assert_eq!(check(&ok), Ok(()));
+        assert_eq!(check(&ok, false), Ok(()));
     }
 }

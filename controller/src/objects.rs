@@ -180,6 +180,25 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     Ok(Desired { settings: configmap, service_account, sandbox_meta, sandbox_spec, service_override })
 }
 
+/// Whether `meta` (an existing object) has `agent` among its owners: made for it by
+/// srt-controller, or by kagent's controller, which names and owns it the same way.
+pub fn owned_by(meta: &ObjectMeta, agent: &SandboxAgent) -> bool {
+    let Some(uid) = agent.metadata.uid.as_deref() else { return false };
+    meta.owner_references.iter().flatten().any(|o| o.uid == uid && o.kind == "SandboxAgent")
+}
+
+/// Why an agent cannot get its own ServiceAccount: one of that name exists and is not its.
+pub fn foreign_service_account(namespace: &str, name: &str) -> Rejection {
+    Rejection {
+        reason: accept::REASON_SERVICE_ACCOUNT_TAKEN,
+        message: format!(
+            "ServiceAccount {namespace}/{name} exists and does not belong to this agent, so srt-controller will not \
+             make it the agent's (that would also delete it with the agent): rename the agent, or name an account \
+             to run as in deployment.serviceAccountName"
+        ),
+    }
+}
+
 /// The pod's runtime class: the annotation's where the operator set none; the operator's
 /// (`--runtime-class-name`, e.g. gVisor) cannot be replaced by an agent. Empty means unset.
 fn runtime_class(annotation: Option<&String>, opts: &Options) -> Result<Option<String>, Rejection> {
@@ -201,7 +220,8 @@ fn copied_annotations(agent: &SandboxAgent) -> BTreeMap<String, String> {
     agent
         .annotations()
         .iter()
-        .filter(|(k, _)| !NOT_COPIED.contains(&k.as_str()))
+        // agent-sandbox reads its own annotations (`agents.x-k8s.io/pod-name` picks the pod)
+        .filter(|(k, _)| !NOT_COPIED.contains(&k.as_str()) && !k.starts_with("agents.x-k8s.io/"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }

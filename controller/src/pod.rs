@@ -50,7 +50,7 @@ pub fn pod_spec(
     inputs: &PodInputs<'_>,
     opts: &Options,
 ) -> Result<PodSpec, Rejection> {
-    check_reserved_names(deployment, opts)?;
+    check_reserved_names(deployment, opts, spec.agent_type == AgentType::Declarative)?;
     let (image, command, args, working_dir) = match spec.agent_type {
         AgentType::Byo => {
             let d = spec.byo.as_ref().and_then(|b| b.deployment.as_ref());
@@ -194,9 +194,29 @@ fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
+/// Where the operator's runtime image (Declarative agents) keeps programs, libraries and
+/// the loader's configuration: a mount there would change the code that calls srt, or srt.
+const RUNTIME_CODE_PATHS: &[&str] = &[
+    "/.kagent",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/app",
+    "/etc/ld.so.preload",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ld.so.cache",
+];
+
 /// The agent's own volumes, mounts and sidecars may not shadow the settings, srt or
-/// kagent's token, nor write into them.
-fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options) -> Result<(), Rejection> {
+/// kagent's token, nor write into them; a Declarative agent's may not replace its runtime's
+/// code either.
+fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options, declarative: bool) -> Result<(), Rejection> {
     let invalid = |message: String| Err(Rejection { reason: REASON_INVALID_SPEC, message });
     let reserved_volumes = [SETTINGS_VOLUME, SRT_BIN_VOLUME, TOKEN_VOLUME];
     let srt_dir = clean_path(&opts.srt_bin_dir);
@@ -210,13 +230,24 @@ fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options) -> Result<(), 
     }
     for m in &d.volume_mounts {
         let path = clean_path(&m.mount_path);
-        let hides = [SETTINGS_DIR, srt_dir.as_str(), TOKEN_DIR].iter().any(|r| is_at_or_under(&path, r));
-        if hides || reserved_volumes.contains(&m.name.as_str()) {
+        // at or under: shadows them; above: the volume's own layout (a ConfigMap's symlinks)
+        // would decide where they end up
+        let near = |r: &&str| is_at_or_under(&path, r) || is_at_or_under(r, &path);
+        if [SETTINGS_DIR, srt_dir.as_str(), TOKEN_DIR].iter().any(near) || reserved_volumes.contains(&m.name.as_str()) {
             return invalid(format!(
-                "deployment.volumeMounts: \"{}\" at {} would hide srt's settings ({SETTINGS_DIR}), srt ({srt_dir}) \
-                 or kagent's token ({TOKEN_DIR}), or something in them; mount it elsewhere",
+                "deployment.volumeMounts: \"{}\" at {} would hide or contain srt's settings ({SETTINGS_DIR}), srt \
+                 ({srt_dir}) or kagent's token ({TOKEN_DIR}); mount it elsewhere",
                 m.name, m.mount_path
             ));
+        }
+        if declarative {
+            if let Some(code) = RUNTIME_CODE_PATHS.iter().find(|r| near(r)) {
+                return invalid(format!(
+                    "deployment.volumeMounts: \"{}\" at {} would change the runtime image's code ({code}), which \
+                     runs srt for the agent; mount it elsewhere (e.g. under /data), or use a BYO agent",
+                    m.name, m.mount_path
+                ));
+            }
         }
     }
     for (i, c) in d.extra_containers.iter().enumerate() {
@@ -254,8 +285,9 @@ fn clean_path(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// Both cleaned ([`clean_path`]).
 fn is_at_or_under(path: &str, dir: &str) -> bool {
-    path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+    dir == "/" || path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn plain(name: &str, value: impl Into<String>) -> EnvVar {
@@ -346,7 +378,7 @@ mod tests {
     use serde_json::json;
 
     fn check(v: serde_json::Value) -> Result<(), Rejection> {
-        check_reserved_names(&serde_json::from_value(v).unwrap(), &Options::default())
+        check_reserved_names(&serde_json::from_value(v).unwrap(), &Options::default(), false)
     }
 
     #[test]
@@ -357,6 +389,7 @@ mod tests {
         assert_eq!(clean_path("/../.."), "/");
         assert!(is_at_or_under("/config/a", "/config") && is_at_or_under("/config", "/config"));
         assert!(!is_at_or_under("/configs", "/config") && !is_at_or_under("/", "/config"));
+        assert!(is_at_or_under("/config", "/"));
     }
 
     #[test]
@@ -377,8 +410,14 @@ mod tests {
             assert_eq!(r.reason, REASON_INVALID_SPEC, "{path}");
             assert!(r.message.contains(path), "{path}: {}", r.message);
         }
-        // beside or above the reserved directories is fine: deeper mounts are made later
-        for path in ["/configs", "/usr/local", "/data", "/var/run/secrets"] {
+        // above them too: a ConfigMap at /usr/local with an item sbin/srt makes sbin a symlink
+        for path in ["/usr/local", "/usr", "/var/run/secrets", "/var", "/"] {
+            let r = check(json!({"volumes": [{"name": "d", "configMap": {"name": "c"}}],
+                "volumeMounts": [{"name": "d", "mountPath": path}]}))
+            .expect_err(path);
+            assert!(r.message.contains("would hide or contain"), "{path}: {}", r.message);
+        }
+        for path in ["/configs", "/data", "/usr/local/bin", "/var/run/secrets/other", "/opt/x"] {
             assert_eq!(
                 check(
                     json!({"volumes": [{"name": "d", "emptyDir": {}}], "volumeMounts": [{"name": "d", "mountPath": path}]})
@@ -387,6 +426,22 @@ mod tests {
                 "{path}"
             );
         }
+    }
+
+    #[test]
+    fn a_declarative_agent_may_not_mount_over_its_runtimes_code() {
+        for path in ["/.kagent/.venv/bin/srt", "/.kagent", "/usr/local/bin", "/etc/ld.so.preload", "/etc", "/app/x"] {
+            let spec = json!({"volumes": [{"name": "d", "emptyDir": {}}],
+                "volumeMounts": [{"name": "d", "mountPath": path, "subPath": "x"}]});
+            let d: SharedDeploymentSpec = serde_json::from_value(spec).unwrap();
+            let r = check_reserved_names(&d, &Options::default(), true).expect_err(path);
+            assert!(r.message.contains("runtime image's code"), "{path}: {}", r.message);
+            assert_eq!(check_reserved_names(&d, &Options::default(), false), Ok(()), "BYO: {path}");
+        }
+        let d: SharedDeploymentSpec = serde_json::from_value(json!({"volumes": [{"name": "d", "emptyDir": {}}],
+            "volumeMounts": [{"name": "d", "mountPath": "/data/skills"}]}))
+        .unwrap();
+        assert_eq!(check_reserved_names(&d, &Options::default(), true), Ok(()));
     }
 
     #[test]

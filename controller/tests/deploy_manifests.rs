@@ -100,7 +100,7 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
         ("kagent.dev".into(), "sandboxagents/status".into(), v(&["patch"])),
         ("kagent.dev".into(), "sandboxagents/finalizers".into(), v(&["update"])),
         ("".into(), "configmaps".into(), v(&["get", "list", "watch", "create", "patch"])),
-        ("".into(), "serviceaccounts".into(), v(&["create", "patch"])),
+        ("".into(), "serviceaccounts".into(), v(&["get", "create", "patch"])),
         ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
         ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
     ];

@@ -59,6 +59,7 @@ async fn a_sandbox_kagent_wrote_is_reported_not_silently_shared() {
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     applied(&mut handle, CM_PATH).await;
+    service_account_absent(&mut handle).await;
     applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
@@ -98,6 +99,7 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     applied(&mut handle, CM_PATH).await;
+    service_account_absent(&mut handle).await;
     applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
@@ -131,6 +133,7 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
     // kagent writes it again: no second delete, the condition says another controller runs.
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     applied(&mut handle, CM_PATH).await;
+    service_account_absent(&mut handle).await;
     applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);

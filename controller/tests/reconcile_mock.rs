@@ -48,6 +48,7 @@ async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value
     let cm_body = cm.body.clone();
     cm.respond_applied(json!({}));
 
+    service_account_absent(handle).await;
     let sa = next(handle).await;
     sa.assert_apply(SA_PATH);
     assert_eq!(
@@ -273,6 +274,7 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     second.assert_apply(CM_PATH);
     assert_eq!(second.body, body, "the retry sends the same object");
     second.respond_applied(json!({}));
+    service_account_absent(&mut handle).await;
     applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
@@ -302,6 +304,7 @@ async fn a_server_error_is_reported_and_requeued_with_growing_backoff() {
             answer_discovery(&mut handle, DEFAULT_RELEASE).await;
         }
         applied(&mut handle, CM_PATH).await;
+        service_account_absent(&mut handle).await;
         applied(&mut handle, SA_PATH).await;
         let sb = next(&mut handle).await;
         sb.assert_apply(SANDBOX_PATH);
@@ -357,6 +360,7 @@ async fn a_sandbox_api_removed_after_discovery_is_noticed() {
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     applied(&mut handle, CM_PATH).await;
+    service_account_absent(&mut handle).await;
     applied(&mut handle, SA_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
@@ -387,4 +391,65 @@ async fn an_unchanged_deployed_agent_costs_three_applies_and_no_status_write() {
     finish(run).await.unwrap();
     drop(ctx);
     assert_no_more_requests(handle).await;
+}
+
+/// An account named like the agent that is not the agent's (here the namespace's own, made
+/// by someone else) is left alone: no apply, Accepted=False naming it, checked again later.
+#[tokio::test]
+async fn a_service_account_of_another_owner_is_not_taken() {
+    let (ctx, mut handle) = mock_context();
+    let run = start(&seed_agent(&[], 1), &ctx);
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    applied(&mut handle, CM_PATH).await;
+    let get = next(&mut handle).await;
+    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
+    get.respond(
+        http::StatusCode::OK,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sandbox-agent", "namespace": "kagent",
+            "uid": "sa-1", "ownerReferences": [{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "name": "sandbox-agent", "uid": "an-older-agent-of-that-name", "controller": true}]}}),
+    );
+    let status = next(&mut handle).await;
+    status.assert_apply(STATUS_PATH);
+    assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "ServiceAccountNotOwned".into()));
+    let message = condition_message(&status.body, "Accepted");
+    assert!(
+        message.contains("ServiceAccount kagent/sandbox-agent exists and does not belong to this agent"),
+        "{message}"
+    );
+    status.respond_applied(json!({}));
+    next(&mut handle).await.respond_applied(json!({})); // the warning event
+    let action = finish(run).await.unwrap();
+    assert_eq!(action, Action::requeue(Duration::from_secs(60)));
+    drop(ctx);
+    assert_no_more_requests(handle).await;
+}
+
+/// One the agent owns (made by srt-controller before, or by kagent's controller for the same
+/// agent) is applied as usual.
+#[tokio::test]
+async fn the_agents_own_service_account_is_applied() {
+    let (ctx, mut handle) = mock_context();
+    let agent = seed_agent(&[], 1);
+    let uid = agent.metadata.uid.clone().unwrap();
+    let run = start(&agent, &ctx);
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    applied(&mut handle, CM_PATH).await;
+    let get = next(&mut handle).await;
+    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
+    get.respond(
+        http::StatusCode::OK,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sandbox-agent", "namespace": "kagent",
+            "ownerReferences": [{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "name": "sandbox-agent",
+            "uid": uid, "controller": true}]}}),
+    );
+    applied(&mut handle, SA_PATH).await;
+    let sb = next(&mut handle).await;
+    sb.assert_apply(SANDBOX_PATH);
+    sb.respond_applied(json!({}));
+    let status = next(&mut handle).await;
+    assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "True".into(), "Reconciled".into()));
+    status.respond_applied(json!({}));
+    next(&mut handle).await.respond_applied(json!({})); // the Accepted event
+    assert!(finish(run).await.is_ok());
 }

@@ -43,6 +43,8 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
 pub enum Error {
     #[error("applying {kind} {namespace}/{name}: {source}")]
     Apply { kind: &'static str, namespace: String, name: String, source: kube::Error },
+    #[error("reading {kind} {namespace}/{name}: {source}")]
+    Read { kind: &'static str, namespace: String, name: String, source: kube::Error },
     #[error("writing the status of SandboxAgent {namespace}/{name}: {source}")]
     Status { namespace: String, name: String, source: kube::Error },
     #[error("deleting Sandbox {namespace}/{name} to take it over (--take-over-sandboxes): {source}")]
@@ -199,6 +201,20 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
 
     if let Some(sa) = &desired.service_account {
         let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &namespace);
+        // An account of that name that is not this agent's (the namespace's `default`, a
+        // controller's own) must not get the agent's annotations and owner: deleting the
+        // agent would delete it.
+        match accounts.get_opt(&name).await {
+            Ok(Some(existing)) if !objects::owned_by(&existing.metadata, agent) => {
+                reject(agent, ctx, &objects::foreign_service_account(&namespace, &name)).await?;
+                return Ok((Action::requeue(NOT_READY_RESYNC), Step::Rejected));
+            }
+            Ok(_) => {}
+            Err(source) => {
+                let err = Error::Read { kind: "ServiceAccount", namespace, name, source };
+                return Err(failed(agent, ctx, err).await);
+            }
+        }
         if let Err(source) = apply(ctx, &accounts, &name, &params, sa).await {
             let err = Error::Apply { kind: "ServiceAccount", namespace, name, source };
             return Err(failed(agent, ctx, err).await);

@@ -97,6 +97,14 @@ pub async fn next(handle: &mut ApiHandle) -> Seen {
     Seen { method, path, query, content_type, body, send }
 }
 
+/// srt-controller reads the agent's ServiceAccount before applying it (an account of that
+/// name that is not the agent's is never taken over): answers "none yet".
+pub async fn service_account_absent(handle: &mut ApiHandle) {
+    let get = next(handle).await;
+    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
+    get.respond_status(404, "NotFound", "serviceaccounts \"sandbox-agent\" not found");
+}
+
 /// After the reconcile returned and its context is gone: the server saw nothing more.
 pub async fn assert_no_more_requests(mut handle: ApiHandle) {
     let extra = tokio::time::timeout(std::time::Duration::from_secs(2), handle.next_request()).await;
