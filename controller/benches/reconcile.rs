@@ -35,8 +35,9 @@ const AGENTS: usize = 1000;
 fn instant_client() -> Client {
     let svc = tower::service_fn(|req: Request<Body>| async move {
         let path = req.uri().path().to_string();
-        if req.method() == http::Method::GET && path.contains("/serviceaccounts/") {
-            // the agent's account does not exist yet
+        let object = ["/configmaps/", "/serviceaccounts/", "/sandboxes/"].iter().any(|k| path.contains(k));
+        if req.method() == http::Method::GET && object {
+            // the agent's objects do not exist yet
             let status =
                 json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404});
             let mut r = Response::new(Body::from(serde_json::to_vec(&status).unwrap()));
@@ -90,7 +91,7 @@ async fn reconcile_all(agents: &[SandboxAgent]) -> Duration {
 }
 
 /// The API traffic of one reconcile of a new agent, made directly with the same bodies
-/// (computed beforehand): the ConfigMap apply, the ServiceAccount read and apply, the Sandbox apply, the status
+/// (computed beforehand): the ConfigMap, ServiceAccount and Sandbox each read and applied, the status
 /// apply, the event.
 async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let client = instant_client();
@@ -125,11 +126,13 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), "bench");
     let start = Instant::now();
     for (name, d, sandbox, status, event) in &prepared {
+        assert!(cms.get_opt(&format!("{name}-srt-settings")).await.unwrap().is_none());
         cms.patch(&format!("{name}-srt-settings"), &params, &Patch::Apply(&d.settings)).await.unwrap();
         if let Some(sa) = &d.service_account {
             assert!(accounts.get_opt(name).await.unwrap().is_none());
             accounts.patch(name, &params, &Patch::Apply(sa)).await.unwrap();
         }
+        assert!(sandboxes.get_opt(name).await.unwrap().is_none());
         sandboxes.patch(name, &params, &Patch::Apply(sandbox)).await.unwrap();
         statuses.patch_status(name, &params, &Patch::Apply(status)).await.unwrap();
         events.create(&Default::default(), event).await.unwrap();

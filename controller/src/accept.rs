@@ -16,7 +16,7 @@ pub const REASON_INVALID_DOMAINS: &str = "InvalidAllowedDomains";
 pub const REASON_UNSUPPORTED_PLATFORM: &str = "UnsupportedPlatform";
 pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
 pub const REASON_UNSAFE_SECURITY_CONTEXT: &str = "UnsafeSecurityContext";
-pub const REASON_SERVICE_ACCOUNT_TAKEN: &str = "ServiceAccountNotOwned";
+pub const REASON_NOT_OWNED: &str = "NotOwned";
 
 /// Variables srt-controller owns: they must point at the files it mounts.
 const RESERVED_ENV: &[&str] = &["KAGENT_SRT_SETTINGS_PATH", "SRT_SETTINGS_PATH", "SRT_AGENT_SPEC_PATH"];

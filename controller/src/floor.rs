@@ -199,8 +199,12 @@ fn annotations(a: &BTreeMap<String, String>) -> Option<String> {
 /// Variables that make a program load other code or look for programs elsewhere: the
 /// dynamic loader's, the interpreters' and kagent's runtime's own (`BASH_VENV_PATH` goes in
 /// front of the PATH it runs `srt` with).
-const CODE_LOADING_PREFIXES: &[&str] = &["LD_", "PYTHON", "NODE_", "PERL5", "RUBY"];
-const CODE_LOADING_ENV: &[&str] = &["BASH_ENV", "ENV", "BASH_VENV_PATH", "GCONV_PATH", "GLIBC_TUNABLES"];
+const CODE_LOADING_PREFIXES: &[&str] = &["LD_", "PYTHON", "NODE_", "PERL5", "RUBY", "OPENSSL_", "UV_"];
+const CODE_LOADING_ENV: &[&str] = &["BASH_ENV", "ENV", "BASH_VENV_PATH", "GCONV_PATH", "GLIBC_TUNABLES", "VIRTUAL_ENV"];
+/// kagent's runtimes read `KAGENT_*` for their own configuration (where the config and srt
+/// settings are, `KAGENT_BASH_VENV_PATH`, ...): only the ones that say where the agent is
+/// may be set by the spec.
+const KAGENT_ENV_ALLOWED: &[&str] = &["KAGENT_URL", "KAGENT_NAME", "KAGENT_NAMESPACE"];
 
 /// The agent container's variables. A BYO image is the author's own, so only `PATH` is
 /// checked there: srt-controller puts srt's directory in front of it, which needs a plain
@@ -209,14 +213,17 @@ const CODE_LOADING_ENV: &[&str] = &["BASH_ENV", "ENV", "BASH_VENV_PATH", "GCONV_
 fn env(i: usize, e: &EnvVar, operator_image: bool) -> Option<Problem> {
     let name = e.name.as_str();
     if operator_image {
-        let loads_code = CODE_LOADING_PREFIXES.iter().any(|p| name.starts_with(p)) || CODE_LOADING_ENV.contains(&name);
+        let loads_code = CODE_LOADING_PREFIXES.iter().any(|p| name.starts_with(p))
+            || CODE_LOADING_ENV.contains(&name)
+            || (name.starts_with("KAGENT_") && !KAGENT_ENV_ALLOWED.contains(&name));
         if loads_code || name == "PATH" {
             return Some(Problem {
                 reason: REASON_UNSAFE_SECURITY_CONTEXT,
                 at: format!("env[{i}] {name}"),
                 why: "a Declarative agent runs the operator's runtime image, which must run its own code and the \
-                      real srt: its PATH is the image's, and variables that load other code (LD_*, PYTHON*, \
-                      NODE_*, BASH_ENV, BASH_VENV_PATH, ...) are not taken; use a BYO agent to change the image",
+                      real srt: its PATH is the image's, and variables that load other code or move its \
+                      configuration (LD_*, PYTHON*, NODE_*, OPENSSL_*, UV_*, BASH_ENV, BASH_VENV_PATH, KAGENT_* but \
+                      KAGENT_URL, ...) are not taken; use a BYO agent to change the image",
             });
         }
     }
@@ -299,6 +306,13 @@ mod tests {
             "PERL5OPT",
             "RUBYOPT",
             "PATH",
+            "OPENSSL_CONF",
+            "OPENSSL_MODULES",
+            "UV_PYTHON",
+            "VIRTUAL_ENV",
+            "KAGENT_BASH_VENV_PATH",
+            "KAGENT_SRT_SETTINGS_JSON",
+            "KAGENT_CONFIG_DIR",
         ] {
             let d = deployment(json!({"env": [{"name": "A", "value": "1"}, {"name": name, "value": "/x"}]}));
             let r = check(&d, true).expect_err(name);
@@ -308,7 +322,8 @@ mod tests {
             assert_eq!(check(&d, false), Ok(()), "{name}");
         }
         let ok = deployment(
-            json!({"env": [{"name": "OPENAI_API_KEY", "value": "k"}, {"name": "XLD_PRELOAD", "value": "x"}]}),
+            json!({"env": [{"name": "OPENAI_API_KEY", "value": "k"}, {"name": "XLD_PRELOAD", "value": "x"},
+                {"name": "KAGENT_URL", "value": "http://kagent.example:8083"}, {"name": "SSL_CERT_FILE", "value": "/data/ca.pem"}]}),
         );
         assert_eq!(check(&ok, true), Ok(()));
     }

@@ -187,14 +187,18 @@ pub fn owned_by(meta: &ObjectMeta, agent: &SandboxAgent) -> bool {
     meta.owner_references.iter().flatten().any(|o| o.uid == uid && o.kind == "SandboxAgent")
 }
 
-/// Why an agent cannot get its own ServiceAccount: one of that name exists and is not its.
-pub fn foreign_service_account(namespace: &str, name: &str) -> Rejection {
+/// Why an agent is refused when an object it would write exists and is not its own.
+pub fn not_owned(kind: &str, namespace: &str, name: &str) -> Rejection {
+    let way_out = if kind == "ServiceAccount" {
+        "rename the agent, or name an account to run as in deployment.serviceAccountName"
+    } else {
+        "rename the agent, or remove that object if it is a leftover"
+    };
     Rejection {
-        reason: accept::REASON_SERVICE_ACCOUNT_TAKEN,
+        reason: accept::REASON_NOT_OWNED,
         message: format!(
-            "ServiceAccount {namespace}/{name} exists and does not belong to this agent, so srt-controller will not \
-             make it the agent's (that would also delete it with the agent): rename the agent, or name an account \
-             to run as in deployment.serviceAccountName"
+            "{kind} {namespace}/{name} exists and does not belong to this agent, so srt-controller will not write it \
+             (the agent's owner reference would also have it deleted with the agent): {way_out}"
         ),
     }
 }

@@ -194,24 +194,12 @@ fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
-/// Where the operator's runtime image (Declarative agents) keeps programs, libraries and
-/// the loader's configuration: a mount there would change the code that calls srt, or srt.
-const RUNTIME_CODE_PATHS: &[&str] = &[
-    "/.kagent",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/opt",
-    "/app",
-    "/etc/ld.so.preload",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/ld.so.cache",
-];
+/// Where a Declarative agent's own volumes may be mounted. Its image is the operator's
+/// runtime, whose code, interpreter, libraries and their configuration (kagent's `/.kagent`
+/// and `/python`, `/usr`, `/etc/ssl/openssl.cnf`, `/etc/ld.so.preload`, ...) decide whether
+/// the real srt is called: an allow-list, since every place that could change that cannot
+/// be listed.
+pub const DECLARATIVE_MOUNT_DIRS: &[&str] = &["/data", "/mnt", "/srv", "/workspace"];
 
 /// The agent's own volumes, mounts and sidecars may not shadow the settings, srt or
 /// kagent's token, nor write into them; a Declarative agent's may not replace its runtime's
@@ -240,14 +228,14 @@ fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options, declarative: b
                 m.name, m.mount_path
             ));
         }
-        if declarative {
-            if let Some(code) = RUNTIME_CODE_PATHS.iter().find(|r| near(r)) {
-                return invalid(format!(
-                    "deployment.volumeMounts: \"{}\" at {} would change the runtime image's code ({code}), which \
-                     runs srt for the agent; mount it elsewhere (e.g. under /data), or use a BYO agent",
-                    m.name, m.mount_path
-                ));
-            }
+        if declarative && !DECLARATIVE_MOUNT_DIRS.iter().any(|d| is_at_or_under(&path, d)) {
+            return invalid(format!(
+                "deployment.volumeMounts: \"{}\" at {}: a Declarative agent runs the operator's runtime image, \
+                 whose files decide whether the real srt is called, so its volumes go under {}; or use a BYO agent",
+                m.name,
+                m.mount_path,
+                DECLARATIVE_MOUNT_DIRS.join(", ")
+            ));
         }
     }
     for (i, c) in d.extra_containers.iter().enumerate() {
@@ -429,19 +417,31 @@ mod tests {
     }
 
     #[test]
-    fn a_declarative_agent_may_not_mount_over_its_runtimes_code() {
-        for path in ["/.kagent/.venv/bin/srt", "/.kagent", "/usr/local/bin", "/etc/ld.so.preload", "/etc", "/app/x"] {
-            let spec = json!({"volumes": [{"name": "d", "emptyDir": {}}],
-                "volumeMounts": [{"name": "d", "mountPath": path, "subPath": "x"}]});
-            let d: SharedDeploymentSpec = serde_json::from_value(spec).unwrap();
-            let r = check_reserved_names(&d, &Options::default(), true).expect_err(path);
-            assert!(r.message.contains("runtime image's code"), "{path}: {}", r.message);
-            assert_eq!(check_reserved_names(&d, &Options::default(), false), Ok(()), "BYO: {path}");
+    fn a_declarative_agents_volumes_go_only_under_the_data_directories() {
+        let mount = |path: &str| -> SharedDeploymentSpec {
+            serde_json::from_value(json!({"volumes": [{"name": "d", "emptyDir": {}}],
+                "volumeMounts": [{"name": "d", "mountPath": path, "subPath": "x"}]}))
+            .unwrap()
+        };
+        for path in [
+            "/.kagent/.venv/bin/srt",
+            "/python/cpython-3.13/lib/python3.13/sitecustomize.py",
+            "/etc/ssl/openssl.cnf",
+            "/etc/ld.so.preload",
+            "/usr/local/bin",
+            "/app/x",
+            "/tmp",
+            "/home/agent",
+            "/data/../etc",
+            "/database",
+        ] {
+            let r = check_reserved_names(&mount(path), &Options::default(), true).expect_err(path);
+            assert!(r.message.contains("its volumes go under /data, /mnt, /srv, /workspace"), "{path}: {}", r.message);
+            assert_eq!(check_reserved_names(&mount(path), &Options::default(), false), Ok(()), "BYO: {path}");
         }
-        let d: SharedDeploymentSpec = serde_json::from_value(json!({"volumes": [{"name": "d", "emptyDir": {}}],
-            "volumeMounts": [{"name": "d", "mountPath": "/data/skills"}]}))
-        .unwrap();
-        assert_eq!(check_reserved_names(&d, &Options::default(), true), Ok(()));
+        for path in ["/data", "/data/skills", "/mnt/x", "/srv", "/workspace/repo"] {
+            assert_eq!(check_reserved_names(&mount(path), &Options::default(), true), Ok(()), "{path}");
+        }
     }
 
     #[test]

@@ -19,7 +19,10 @@ use serde_json::{json, Value};
 /// What the API server answers for a Sandbox kagent created with a plain update and
 /// srt-controller then applied to: both managers hold spec fields.
 fn kagent_written(uid: &str) -> Value {
-    json!({"metadata": {"name": "sandbox-agent", "namespace": "kagent", "uid": uid, "managedFields": [
+    // kagent's controller owns it through the same agent, as srt-controller would
+    let owner = json!([{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "name": "sandbox-agent",
+        "uid": seed_agent(&[], 1).metadata.uid, "controller": true}]);
+    json!({"metadata": {"name": "sandbox-agent", "namespace": "kagent", "uid": uid, "ownerReferences": owner, "managedFields": [
         {"manager": "kagent", "operation": "Update", "apiVersion": "agents.x-k8s.io/v1alpha1",
          "time": "2026-11-20T10:00:00Z", "fieldsType": "FieldsV1",
          "fieldsV1": {"f:spec": {"f:replicas": {}, "f:podTemplate": {"f:spec": {"f:volumes": {}}}}}},
@@ -43,12 +46,6 @@ fn context(take_over: bool) -> (Arc<Context>, ApiHandle) {
     (Arc::new(ctx), handle)
 }
 
-async fn applied(handle: &mut ApiHandle, path: &str) {
-    let req = next(handle).await;
-    req.assert_apply(path);
-    req.respond_applied(json!({}));
-}
-
 async fn finish(run: tokio::task::JoinHandle<Result<kube::runtime::controller::Action, controller::reconcile::Error>>) {
     tokio::time::timeout(Duration::from_secs(5), run).await.unwrap().unwrap().unwrap();
 }
@@ -58,9 +55,9 @@ async fn a_sandbox_kagent_wrote_is_reported_not_silently_shared() {
     let (ctx, mut handle) = context(false);
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    applied(&mut handle, CM_PATH).await;
-    service_account_absent(&mut handle).await;
-    applied(&mut handle, SA_PATH).await;
+    created(&mut handle, CM_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(kagent_written("uid-old"));
@@ -98,9 +95,9 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
     let (ctx, mut handle) = context(true);
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    applied(&mut handle, CM_PATH).await;
-    service_account_absent(&mut handle).await;
-    applied(&mut handle, SA_PATH).await;
+    created(&mut handle, CM_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     let body = sb.body.clone();
@@ -132,9 +129,9 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
 
     // kagent writes it again: no second delete, the condition says another controller runs.
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
-    applied(&mut handle, CM_PATH).await;
-    service_account_absent(&mut handle).await;
-    applied(&mut handle, SA_PATH).await;
+    created(&mut handle, CM_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-new")).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(kagent_written("uid-new"));

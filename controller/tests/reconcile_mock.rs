@@ -43,12 +43,13 @@ async fn applied(handle: &mut ApiHandle, path: &str) {
 }
 
 async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value, Value) {
+    absent(handle, CM_PATH).await;
     let cm = next(handle).await;
     cm.assert_apply(CM_PATH);
     let cm_body = cm.body.clone();
     cm.respond_applied(json!({}));
 
-    service_account_absent(handle).await;
+    absent(handle, SA_PATH).await;
     let sa = next(handle).await;
     sa.assert_apply(SA_PATH);
     assert_eq!(
@@ -57,6 +58,7 @@ async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value
     );
     sa.respond_applied(json!({}));
 
+    absent(handle, SANDBOX_PATH).await;
     let sb = next(handle).await;
     sb.assert_apply(SANDBOX_PATH);
     let sb_body = sb.body.clone();
@@ -266,6 +268,7 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     let run = start(&seed_agent(&[], 1), &ctx);
 
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    absent(&mut handle, CM_PATH).await;
     let first = next(&mut handle).await;
     first.assert_apply(CM_PATH);
     let body = first.body.clone();
@@ -274,8 +277,8 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     second.assert_apply(CM_PATH);
     assert_eq!(second.body, body, "the retry sends the same object");
     second.respond_applied(json!({}));
-    service_account_absent(&mut handle).await;
-    applied(&mut handle, SA_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    absent(&mut handle, SANDBOX_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(json!({}));
@@ -303,9 +306,9 @@ async fn a_server_error_is_reported_and_requeued_with_growing_backoff() {
         if expected_backoff == 5 {
             answer_discovery(&mut handle, DEFAULT_RELEASE).await;
         }
-        applied(&mut handle, CM_PATH).await;
-        service_account_absent(&mut handle).await;
-        applied(&mut handle, SA_PATH).await;
+        created(&mut handle, CM_PATH).await;
+        created(&mut handle, SA_PATH).await;
+        absent(&mut handle, SANDBOX_PATH).await;
         let sb = next(&mut handle).await;
         sb.assert_apply(SANDBOX_PATH);
         sb.respond_status(500, "InternalError", "etcdserver: request timed out");
@@ -359,9 +362,9 @@ async fn a_sandbox_api_removed_after_discovery_is_noticed() {
     let (ctx, mut handle) = mock_context();
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    applied(&mut handle, CM_PATH).await;
-    service_account_absent(&mut handle).await;
-    applied(&mut handle, SA_PATH).await;
+    created(&mut handle, CM_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    absent(&mut handle, SANDBOX_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_status(404, "NotFound", "the server could not find the requested resource");
@@ -400,7 +403,7 @@ async fn a_service_account_of_another_owner_is_not_taken() {
     let (ctx, mut handle) = mock_context();
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    applied(&mut handle, CM_PATH).await;
+    created(&mut handle, CM_PATH).await;
     let get = next(&mut handle).await;
     assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
     get.respond(
@@ -411,7 +414,7 @@ async fn a_service_account_of_another_owner_is_not_taken() {
     );
     let status = next(&mut handle).await;
     status.assert_apply(STATUS_PATH);
-    assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "ServiceAccountNotOwned".into()));
+    assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "NotOwned".into()));
     let message = condition_message(&status.body, "Accepted");
     assert!(
         message.contains("ServiceAccount kagent/sandbox-agent exists and does not belong to this agent"),
@@ -434,7 +437,7 @@ async fn the_agents_own_service_account_is_applied() {
     let uid = agent.metadata.uid.clone().unwrap();
     let run = start(&agent, &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    applied(&mut handle, CM_PATH).await;
+    created(&mut handle, CM_PATH).await;
     let get = next(&mut handle).await;
     assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
     get.respond(
@@ -444,6 +447,7 @@ async fn the_agents_own_service_account_is_applied() {
             "uid": uid, "controller": true}]}}),
     );
     applied(&mut handle, SA_PATH).await;
+    absent(&mut handle, SANDBOX_PATH).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(SANDBOX_PATH);
     sb.respond_applied(json!({}));
@@ -452,4 +456,32 @@ async fn the_agents_own_service_account_is_applied() {
     status.respond_applied(json!({}));
     next(&mut handle).await.respond_applied(json!({})); // the Accepted event
     assert!(finish(run).await.is_ok());
+}
+
+/// A Sandbox of the agent's name that someone made by hand (no owner) is not written: no
+/// apply, no takeover, Accepted=False naming it.
+#[tokio::test]
+async fn a_sandbox_the_agent_does_not_own_is_not_written() {
+    let (ctx, mut handle) = mock_context();
+    let run = start(&seed_agent(&[], 1), &ctx);
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    created(&mut handle, CM_PATH).await;
+    created(&mut handle, SA_PATH).await;
+    existing(
+        &mut handle,
+        SANDBOX_PATH,
+        json!({"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+            "metadata": {"name": "sandbox-agent", "namespace": "kagent", "uid": "hand-made"}}),
+    )
+    .await;
+    let status = next(&mut handle).await;
+    status.assert_apply(STATUS_PATH);
+    assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "NotOwned".into()));
+    let message = condition_message(&status.body, "Accepted");
+    assert!(message.contains("Sandbox kagent/sandbox-agent exists and does not belong to this agent"), "{message}");
+    status.respond_applied(json!({}));
+    next(&mut handle).await.respond_applied(json!({})); // the warning event
+    finish(run).await.unwrap();
+    drop(ctx);
+    assert_no_more_requests(handle).await;
 }

@@ -96,13 +96,9 @@ async fn deploy_against(release: &str, options: Options, agent: controller::crd:
     let run = tokio::spawn(reconcile(Arc::new(agent), ctx.clone()));
     let v = answer_discovery(&mut handle, release).await.unwrap();
     for path in [CM_PATH, SA_PATH] {
-        if path == SA_PATH {
-            service_account_absent(&mut handle).await;
-        }
-        let req = next(&mut handle).await;
-        req.assert_apply(path);
-        req.respond_applied(json!({}));
+        created(&mut handle, path).await;
     }
+    absent(&mut handle, &sandbox_path(&v)).await;
     let sb = next(&mut handle).await;
     sb.assert_apply(&sandbox_path(&v));
     assert_eq!(sb.body["apiVersion"], format!("agents.x-k8s.io/{v}"));
@@ -182,13 +178,9 @@ async fn an_upgrade_is_noticed_when_the_answer_expires() {
         let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
         answer_discovery(&mut handle, release).await.unwrap();
         for path in [CM_PATH, SA_PATH] {
-            if path == SA_PATH {
-                service_account_absent(&mut handle).await;
-            }
-            let req = next(&mut handle).await;
-            req.assert_apply(path);
-            req.respond_applied(json!({}));
+            created(&mut handle, path).await;
         }
+        absent(&mut handle, &sandbox_path("v1alpha1")).await;
         let sb = next(&mut handle).await;
         sb.assert_apply(&sandbox_path("v1alpha1"));
         assert_eq!(sb.body["spec"].get("service").is_some(), want_service, "{release}");
@@ -208,13 +200,9 @@ async fn an_unreadable_schema_falls_back_by_version() {
         let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
         let v = answer_discovery_of(&mut handle, &served, None).await.unwrap();
         for path in [CM_PATH, SA_PATH] {
-            if path == SA_PATH {
-                service_account_absent(&mut handle).await;
-            }
-            let req = next(&mut handle).await;
-            req.assert_apply(path);
-            req.respond_applied(json!({}));
+            created(&mut handle, path).await;
         }
+        absent(&mut handle, &sandbox_path(&v)).await;
         let sb = next(&mut handle).await;
         sb.assert_apply(&sandbox_path(&v));
         assert_eq!(sb.body["spec"].get("service").is_some(), want_service, "{served:?}");

@@ -195,25 +195,17 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
     let cm_name = objects::settings_name(&name);
+    if let Some(step) = refuse_if_foreign(agent, ctx, &configmaps, "ConfigMap", &namespace, &cm_name).await? {
+        return Ok(step);
+    }
     if let Err(source) = apply(ctx, &configmaps, &cm_name, &params, &desired.settings).await {
         return Err(failed(agent, ctx, Error::Apply { kind: "ConfigMap", namespace, name: cm_name, source }).await);
     }
 
     if let Some(sa) = &desired.service_account {
         let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &namespace);
-        // An account of that name that is not this agent's (the namespace's `default`, a
-        // controller's own) must not get the agent's annotations and owner: deleting the
-        // agent would delete it.
-        match accounts.get_opt(&name).await {
-            Ok(Some(existing)) if !objects::owned_by(&existing.metadata, agent) => {
-                reject(agent, ctx, &objects::foreign_service_account(&namespace, &name)).await?;
-                return Ok((Action::requeue(NOT_READY_RESYNC), Step::Rejected));
-            }
-            Ok(_) => {}
-            Err(source) => {
-                let err = Error::Read { kind: "ServiceAccount", namespace, name, source };
-                return Err(failed(agent, ctx, err).await);
-            }
+        if let Some(step) = refuse_if_foreign(agent, ctx, &accounts, "ServiceAccount", &namespace, &name).await? {
+            return Ok(step);
         }
         if let Err(source) = apply(ctx, &accounts, &name, &params, sa).await {
             let err = Error::Apply { kind: "ServiceAccount", namespace, name, source };
@@ -223,6 +215,9 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
 
     let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &api.version.resource());
     let body = desired.sandbox(&api, &ctx.options);
+    if let Some(step) = refuse_if_foreign(agent, ctx, &sandboxes, "Sandbox", &namespace, &name).await? {
+        return Ok(step);
+    }
     let mut sandbox = match apply(ctx, &sandboxes, &name, &params, &body).await {
         Ok(s) => s,
         Err(kube::Error::Api(status)) if status.code == 404 => {
@@ -277,6 +272,34 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     }
     let next = if is_ready { RESYNC } else { NOT_READY_RESYNC };
     Ok((Action::requeue(next), Step::Deployed))
+}
+
+/// An object of the name srt-controller would write that is not the agent's (the namespace's
+/// `default` ServiceAccount for an agent named `default`, a Sandbox someone made by hand)
+/// is never written: the apply would merge the agent's fields and owner into it, and
+/// deleting the agent would then delete it. The agent is refused and looked at again later.
+async fn refuse_if_foreign<K>(
+    agent: &SandboxAgent,
+    ctx: &Context,
+    api: &Api<K>,
+    kind: &'static str,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<(Action, Step)>, Error>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.get_opt(name).await {
+        Ok(Some(existing)) if !objects::owned_by(existing.meta(), agent) => {
+            reject(agent, ctx, &objects::not_owned(kind, namespace, name)).await?;
+            Ok(Some((Action::requeue(NOT_READY_RESYNC), Step::Rejected)))
+        }
+        Ok(_) => Ok(None),
+        Err(source) => {
+            let err = Error::Read { kind, namespace: namespace.into(), name: name.into(), source };
+            Err(failed(agent, ctx, err).await)
+        }
+    }
 }
 
 /// Deletes the Sandbox (only the one just seen: uid precondition) and applies it afresh, so

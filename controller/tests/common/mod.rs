@@ -97,12 +97,27 @@ pub async fn next(handle: &mut ApiHandle) -> Seen {
     Seen { method, path, query, content_type, body, send }
 }
 
-/// srt-controller reads the agent's ServiceAccount before applying it (an account of that
-/// name that is not the agent's is never taken over): answers "none yet".
-pub async fn service_account_absent(handle: &mut ApiHandle) {
+/// srt-controller reads each object before applying it (one of that name that is not the
+/// agent's is never written): answers "none yet".
+pub async fn absent(handle: &mut ApiHandle, path: &str) {
     let get = next(handle).await;
-    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
-    get.respond_status(404, "NotFound", "serviceaccounts \"sandbox-agent\" not found");
+    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, path));
+    get.respond_status(404, "NotFound", "not found");
+}
+
+/// srt-controller reads an object that exists: answers with `object`.
+pub async fn existing(handle: &mut ApiHandle, path: &str, object: Value) {
+    let get = next(handle).await;
+    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, path));
+    get.respond(StatusCode::OK, object);
+}
+
+/// An object the agent does not have yet: read (404), then applied.
+pub async fn created(handle: &mut ApiHandle, path: &str) {
+    absent(handle, path).await;
+    let req = next(handle).await;
+    req.assert_apply(path);
+    req.respond_applied(json!({}));
 }
 
 /// After the reconcile returned and its context is gone: the server saw nothing more.
