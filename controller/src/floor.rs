@@ -66,6 +66,7 @@ pub fn check(d: &SharedDeploymentSpec, operator_image: bool) -> Result<(), Rejec
         })
         .or_else(|| d.volumes.iter().enumerate().find_map(|(i, v)| volume(v).map(|p| (i, p))).map(volume_problem))
         .or_else(|| annotations(&d.annotations).map(|p| unsafe_field(format!("annotations.{p}"))))
+        .or_else(|| labels(&d.labels).map(|p| unsafe_field(format!("labels.{p}"))))
         .or_else(|| d.env.iter().enumerate().find_map(|(i, e)| env(i, e, operator_image)));
     match problem {
         None => Ok(()),
@@ -183,7 +184,18 @@ fn volume_problem((i, kind): (usize, String)) -> Problem {
     }
 }
 
-/// AppArmor and seccomp as the annotations older kubelets still read.
+/// Annotation prefixes that container runtimes (CRI-O, Kata, gVisor) or agent-sandbox read
+/// as settings of the pod: devices, kernel parameters, seccomp profiles, which pod is the
+/// Sandbox's. None is the agent's to set.
+const RUNTIME_ANNOTATION_PREFIXES: &[&str] = &[
+    "agents.x-k8s.io/",
+    "io.kubernetes.cri-o.",
+    "io.katacontainers.",
+    "dev.gvisor.",
+    "seccomp-profile.kubernetes.cri-o.io/",
+];
+
+/// AppArmor and seccomp as the annotations older kubelets still read, and the runtimes'.
 fn annotations(a: &BTreeMap<String, String>) -> Option<String> {
     a.iter()
         .find(|(k, v)| {
@@ -192,15 +204,36 @@ fn annotations(a: &BTreeMap<String, String>) -> Option<String> {
                 || ((k.as_str() == SECCOMP_POD_ANNOTATION || k.starts_with(SECCOMP_CONTAINER_ANNOTATION))
                     && v != "runtime/default"
                     && v != "docker/default")
+                || RUNTIME_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
         })
         .map(|(k, v)| format!("{k}: {v}"))
+}
+
+/// agent-sandbox labels the pods it makes (`agents.x-k8s.io/sandbox-name-hash`) and
+/// policies select on them: not the agent's to set.
+fn labels(l: &BTreeMap<String, String>) -> Option<String> {
+    l.keys().find(|k| k.starts_with("agents.x-k8s.io/")).cloned()
 }
 
 /// Variables that make a program load other code or look for programs elsewhere: the
 /// dynamic loader's, the interpreters' and kagent's runtime's own (`BASH_VENV_PATH` goes in
 /// front of the PATH it runs `srt` with).
 const CODE_LOADING_PREFIXES: &[&str] = &["LD_", "PYTHON", "NODE_", "PERL5", "RUBY", "OPENSSL_", "UV_"];
-const CODE_LOADING_ENV: &[&str] = &["BASH_ENV", "ENV", "BASH_VENV_PATH", "GCONV_PATH", "GLIBC_TUNABLES", "VIRTUAL_ENV"];
+const CODE_LOADING_ENV: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "BASH_VENV_PATH",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "VIRTUAL_ENV",
+    // files the runtime's cloud SDKs read that can name a program to run for credentials
+    // (botocore's credential_process, google-auth's executable-sourced credentials)
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
+];
 /// kagent's runtimes read `KAGENT_*` for their own configuration (where the config and srt
 /// settings are, `KAGENT_BASH_VENV_PATH`, ...): only the ones that say where the agent is
 /// may be set by the spec.
@@ -282,6 +315,12 @@ mod tests {
                 "apparmor.security.beta.kubernetes.io/kagent: unconfined",
             ),
             (json!({"annotations": {"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}}), "pod: unconfined"),
+            (
+                json!({"annotations": {"io.kubernetes.cri-o.Devices": "/dev/kvm"}}),
+                "annotations.io.kubernetes.cri-o.Devices",
+            ),
+            (json!({"annotations": {"agents.x-k8s.io/pod-name": "other"}}), "annotations.agents.x-k8s.io/pod-name"),
+            (json!({"labels": {"agents.x-k8s.io/sandbox-name-hash": "x"}}), "labels.agents.x-k8s.io/sandbox-name-hash"),
         ] {
             let r = refused(spec.clone());
             assert_eq!(r.reason, REASON_UNSAFE_SECURITY_CONTEXT, "{spec}");
@@ -313,6 +352,9 @@ mod tests {
             "KAGENT_BASH_VENV_PATH",
             "KAGENT_SRT_SETTINGS_JSON",
             "KAGENT_CONFIG_DIR",
+            "HOME",
+            "AWS_CONFIG_FILE",
+            "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
         ] {
             let d = deployment(json!({"env": [{"name": "A", "value": "1"}, {"name": name, "value": "/x"}]}));
             let r = check(&d, true).expect_err(name);

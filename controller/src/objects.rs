@@ -184,7 +184,14 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
 /// srt-controller, or by kagent's controller, which names and owns it the same way.
 pub fn owned_by(meta: &ObjectMeta, agent: &SandboxAgent) -> bool {
     let Some(uid) = agent.metadata.uid.as_deref() else { return false };
-    meta.owner_references.iter().flatten().any(|o| o.uid == uid && o.kind == "SandboxAgent")
+    // the controller reference, as both controllers set it: a plain reference anyone with
+    // write access could add does not make an object the agent's
+    meta.owner_references.iter().flatten().any(|o| {
+        o.uid == uid
+            && o.kind == "SandboxAgent"
+            && o.api_version.starts_with("kagent.dev/")
+            && o.controller == Some(true)
+    })
 }
 
 /// Why an agent is refused when an object it would write exists and is not its own.
@@ -237,6 +244,22 @@ fn non_empty(m: BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_agents_controller_reference_makes_an_object_its_own() {
+        let agent: SandboxAgent = serde_json::from_value(json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+            "metadata": {"name": "a", "namespace": "n", "uid": "agent-uid"}, "spec": {"type": "Declarative", "declarative": {}}}))
+        .unwrap();
+        let meta = |refs: serde_json::Value| -> ObjectMeta {
+            serde_json::from_value(json!({"ownerReferences": refs})).unwrap()
+        };
+        let reference = |uid: &str, controller: bool, api: &str| json!([{"apiVersion": api, "kind": "SandboxAgent", "name": "a", "uid": uid, "controller": controller}]);
+        assert!(owned_by(&meta(reference("agent-uid", true, "kagent.dev/v1alpha2")), &agent));
+        assert!(!owned_by(&meta(reference("agent-uid", false, "kagent.dev/v1alpha2")), &agent), "not the controller");
+        assert!(!owned_by(&meta(reference("other-uid", true, "kagent.dev/v1alpha2")), &agent), "an older agent");
+        assert!(!owned_by(&meta(reference("agent-uid", true, "example.com/v1")), &agent), "another group");
+        assert!(!owned_by(&ObjectMeta::default(), &agent), "no owner");
+    }
 
     #[test]
     fn an_agent_cannot_replace_the_operators_runtime_class() {

@@ -238,6 +238,24 @@ fn check_reserved_names(d: &SharedDeploymentSpec, opts: &Options, declarative: b
             ));
         }
     }
+    if declarative {
+        // The runtime resolves a mount's path inside the container, following symlinks in
+        // volumes mounted before it: one volume under another could carry (or be given by a
+        // sidecar) a link that sends the inner mount onto /config or srt's directory.
+        let paths: Vec<(String, &str)> =
+            d.volume_mounts.iter().map(|m| (clean_path(&m.mount_path), m.mount_path.as_str())).collect();
+        for (i, (outer, outer_raw)) in paths.iter().enumerate() {
+            if let Some((_, inner_raw)) =
+                paths.iter().enumerate().find(|(j, (inner, _))| *j != i && is_at_or_under(inner, outer)).map(|(_, p)| p)
+            {
+                return invalid(format!(
+                    "deployment.volumeMounts: {inner_raw} is inside the mount at {outer_raw}; a Declarative agent's \
+                     volumes may not be nested (a link in the outer one could send the inner one anywhere); mount them \
+                     side by side"
+                ));
+            }
+        }
+    }
     for (i, c) in d.extra_containers.iter().enumerate() {
         if c.name == CONTAINER_NAME || c.name == INIT_CONTAINER_NAME {
             return invalid(format!(
@@ -442,6 +460,22 @@ mod tests {
         for path in ["/data", "/data/skills", "/mnt/x", "/srv", "/workspace/repo"] {
             assert_eq!(check_reserved_names(&mount(path), &Options::default(), true), Ok(()), "{path}");
         }
+    }
+
+    #[test]
+    fn a_declarative_agents_volumes_are_not_nested() {
+        let mounts = |paths: &[&str]| -> SharedDeploymentSpec {
+            let volumes: Vec<_> = (0..paths.len()).map(|i| json!({"name": format!("v{i}"), "emptyDir": {}})).collect();
+            let mounts: Vec<_> =
+                paths.iter().enumerate().map(|(i, p)| json!({"name": format!("v{i}"), "mountPath": p})).collect();
+            serde_json::from_value(json!({"volumes": volumes, "volumeMounts": mounts})).unwrap()
+        };
+        let r = check_reserved_names(&mounts(&["/data", "/data/cfg"]), &Options::default(), true).unwrap_err();
+        assert!(r.message.contains("/data/cfg is inside the mount at /data"), "{}", r.message);
+        let r = check_reserved_names(&mounts(&["/mnt/a/b/bin", "/mnt/./a"]), &Options::default(), true).unwrap_err();
+        assert!(r.message.contains("may not be nested"), "{}", r.message);
+        assert_eq!(check_reserved_names(&mounts(&["/data/a", "/data/ab", "/mnt"]), &Options::default(), true), Ok(()));
+        assert_eq!(check_reserved_names(&mounts(&["/data", "/data/cfg"]), &Options::default(), false), Ok(()), "BYO");
     }
 
     #[test]

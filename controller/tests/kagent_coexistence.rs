@@ -147,6 +147,35 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
     assert_no_more_requests(handle).await;
 }
 
+/// A takeover whose delete fails (no rbac-takeover.yaml: 403) did not happen: the reconcile
+/// fails and the next one tries the delete again.
+#[tokio::test]
+async fn a_failed_takeover_is_tried_again() {
+    let (ctx, mut handle) = context(true);
+    for attempt in 0..2 {
+        let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
+        if attempt == 0 {
+            answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+        }
+        created(&mut handle, CM_PATH).await;
+        created(&mut handle, SA_PATH).await;
+        existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
+        let sb = next(&mut handle).await;
+        sb.assert_apply(SANDBOX_PATH);
+        sb.respond_applied(kagent_written("uid-old"));
+        let delete = next(&mut handle).await;
+        assert_eq!((delete.method.clone(), delete.path.as_str()), (Method::DELETE, SANDBOX_PATH), "attempt {attempt}");
+        delete.respond_status(403, "Forbidden", "sandboxes.agents.x-k8s.io is forbidden: cannot delete");
+        let status = next(&mut handle).await;
+        status.assert_apply(STATUS_PATH);
+        let message = condition_message(&status.body, "Accepted");
+        assert!(message.contains("--take-over-sandboxes") && message.contains("forbidden"), "{message}");
+        status.respond_applied(json!({}));
+        let result = tokio::time::timeout(Duration::from_secs(5), run).await.unwrap().unwrap();
+        assert!(result.is_err(), "the reconcile reports the failed delete");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opt_in_leaves_unlabelled_agents_to_another_controller() {
     use std::process::{Command, Stdio};

@@ -105,6 +105,11 @@ impl Context {
         self.taken_over.lock().unwrap_or_else(|p| p.into_inner()).insert(agent.to_string())
     }
 
+    /// A takeover that failed did not happen: the next reconcile tries again.
+    fn takeover_failed(&self, agent: &str) {
+        self.taken_over.lock().unwrap_or_else(|p| p.into_inner()).remove(agent);
+    }
+
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
         // A poisoned map only holds retry counts; keep using it.
         self.failures.lock().unwrap_or_else(|p| p.into_inner())
@@ -238,6 +243,7 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
             sandbox = match take_over(ctx, &sandboxes, &sandbox, &params, &body, &writers).await {
                 Ok(s) => s,
                 Err(source) => {
+                    ctx.takeover_failed(&key(&agent.metadata));
                     return Err(failed(agent, ctx, Error::TakeOver { namespace, name, source }).await);
                 }
             };
