@@ -10,6 +10,7 @@ pub mod discovery;
 pub mod floor;
 pub mod http;
 pub mod metrics;
+pub mod mounts;
 pub mod objects;
 pub mod options;
 pub mod pod;
