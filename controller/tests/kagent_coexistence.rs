@@ -55,11 +55,7 @@ async fn a_sandbox_kagent_wrote_is_reported_not_silently_shared() {
     let (ctx, mut handle) = context(false);
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    created(&mut handle, CM_PATH).await;
-    created(&mut handle, SA_PATH).await;
-    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
-    let sb = next(&mut handle).await;
-    sb.assert_apply(SANDBOX_PATH);
+    let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, Some(kagent_written("uid-old"))).await;
     sb.respond_applied(kagent_written("uid-old"));
 
     let status = next(&mut handle).await;
@@ -95,11 +91,7 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
     let (ctx, mut handle) = context(true);
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    created(&mut handle, CM_PATH).await;
-    created(&mut handle, SA_PATH).await;
-    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
-    let sb = next(&mut handle).await;
-    sb.assert_apply(SANDBOX_PATH);
+    let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, Some(kagent_written("uid-old"))).await;
     let body = sb.body.clone();
     sb.respond_applied(kagent_written("uid-old"));
 
@@ -129,11 +121,7 @@ async fn take_over_deletes_that_sandbox_once_and_applies_it_again() {
 
     // kagent writes it again: no second delete, the condition says another controller runs.
     let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
-    created(&mut handle, CM_PATH).await;
-    created(&mut handle, SA_PATH).await;
-    existing(&mut handle, SANDBOX_PATH, kagent_written("uid-new")).await;
-    let sb = next(&mut handle).await;
-    sb.assert_apply(SANDBOX_PATH);
+    let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, Some(kagent_written("uid-new"))).await;
     sb.respond_applied(kagent_written("uid-new"));
     let status = next(&mut handle).await;
     status.assert_apply(STATUS_PATH);
@@ -157,11 +145,7 @@ async fn a_failed_takeover_is_tried_again() {
         if attempt == 0 {
             answer_discovery(&mut handle, DEFAULT_RELEASE).await;
         }
-        created(&mut handle, CM_PATH).await;
-        created(&mut handle, SA_PATH).await;
-        existing(&mut handle, SANDBOX_PATH, kagent_written("uid-old")).await;
-        let sb = next(&mut handle).await;
-        sb.assert_apply(SANDBOX_PATH);
+        let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, Some(kagent_written("uid-old"))).await;
         sb.respond_applied(kagent_written("uid-old"));
         let delete = next(&mut handle).await;
         assert_eq!((delete.method.clone(), delete.path.as_str()), (Method::DELETE, SANDBOX_PATH), "attempt {attempt}");

@@ -306,11 +306,7 @@ async fn a_server_error_is_reported_and_requeued_with_growing_backoff() {
         if expected_backoff == 5 {
             answer_discovery(&mut handle, DEFAULT_RELEASE).await;
         }
-        created(&mut handle, CM_PATH).await;
-        created(&mut handle, SA_PATH).await;
-        absent(&mut handle, SANDBOX_PATH).await;
-        let sb = next(&mut handle).await;
-        sb.assert_apply(SANDBOX_PATH);
+        let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, None).await;
         sb.respond_status(500, "InternalError", "etcdserver: request timed out");
 
         let status = next(&mut handle).await;
@@ -362,11 +358,7 @@ async fn a_sandbox_api_removed_after_discovery_is_noticed() {
     let (ctx, mut handle) = mock_context();
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
-    created(&mut handle, CM_PATH).await;
-    created(&mut handle, SA_PATH).await;
-    absent(&mut handle, SANDBOX_PATH).await;
-    let sb = next(&mut handle).await;
-    sb.assert_apply(SANDBOX_PATH);
+    let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, None).await;
     sb.respond_status(404, "NotFound", "the server could not find the requested resource");
     let status = next(&mut handle).await;
     assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "SandboxAPIMissing".into()));
@@ -404,14 +396,14 @@ async fn a_service_account_of_another_owner_is_not_taken() {
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     created(&mut handle, CM_PATH).await;
-    let get = next(&mut handle).await;
-    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
-    get.respond(
-        http::StatusCode::OK,
+    existing(
+        &mut handle,
+        SA_PATH,
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sandbox-agent", "namespace": "kagent",
             "uid": "sa-1", "ownerReferences": [{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
             "name": "sandbox-agent", "uid": "an-older-agent-of-that-name", "controller": true}]}}),
-    );
+    )
+    .await;
     let status = next(&mut handle).await;
     status.assert_apply(STATUS_PATH);
     assert_eq!(conditions(&status.body)[0], ("Accepted".into(), "False".into(), "NotOwned".into()));
@@ -438,14 +430,14 @@ async fn the_agents_own_service_account_is_applied() {
     let run = start(&agent, &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     created(&mut handle, CM_PATH).await;
-    let get = next(&mut handle).await;
-    assert_eq!((get.method.clone(), get.path.as_str()), (Method::GET, SA_PATH));
-    get.respond(
-        http::StatusCode::OK,
+    existing(
+        &mut handle,
+        SA_PATH,
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sandbox-agent", "namespace": "kagent",
             "ownerReferences": [{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "name": "sandbox-agent",
             "uid": uid, "controller": true}]}}),
-    );
+    )
+    .await;
     applied(&mut handle, SA_PATH).await;
     absent(&mut handle, SANDBOX_PATH).await;
     let sb = next(&mut handle).await;

@@ -95,12 +95,7 @@ async fn deploy_against(release: &str, options: Options, agent: controller::crd:
     let (ctx, mut handle) = context(options);
     let run = tokio::spawn(reconcile(Arc::new(agent), ctx.clone()));
     let v = answer_discovery(&mut handle, release).await.unwrap();
-    for path in [CM_PATH, SA_PATH] {
-        created(&mut handle, path).await;
-    }
-    absent(&mut handle, &sandbox_path(&v)).await;
-    let sb = next(&mut handle).await;
-    sb.assert_apply(&sandbox_path(&v));
+    let sb = through_to_sandbox(&mut handle, &sandbox_path(&v), None).await;
     assert_eq!(sb.body["apiVersion"], format!("agents.x-k8s.io/{v}"));
     let fixture = schema::sandbox_fixture(release);
     assert_eq!(
@@ -177,12 +172,7 @@ async fn an_upgrade_is_noticed_when_the_answer_expires() {
     for (release, want_service) in [("v0.3.10", false), ("v0.4.6", true)] {
         let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
         answer_discovery(&mut handle, release).await.unwrap();
-        for path in [CM_PATH, SA_PATH] {
-            created(&mut handle, path).await;
-        }
-        absent(&mut handle, &sandbox_path("v1alpha1")).await;
-        let sb = next(&mut handle).await;
-        sb.assert_apply(&sandbox_path("v1alpha1"));
+        let sb = through_to_sandbox(&mut handle, &sandbox_path("v1alpha1"), None).await;
         assert_eq!(sb.body["spec"].get("service").is_some(), want_service, "{release}");
         sb.respond_applied(json!({}));
         next(&mut handle).await.respond_applied(json!({})); // status
@@ -199,12 +189,7 @@ async fn an_unreadable_schema_falls_back_by_version() {
         let (ctx, mut handle) = context(Options::default());
         let run = tokio::spawn(reconcile(Arc::new(seed_agent(&[], 1)), ctx.clone()));
         let v = answer_discovery_of(&mut handle, &served, None).await.unwrap();
-        for path in [CM_PATH, SA_PATH] {
-            created(&mut handle, path).await;
-        }
-        absent(&mut handle, &sandbox_path(&v)).await;
-        let sb = next(&mut handle).await;
-        sb.assert_apply(&sandbox_path(&v));
+        let sb = through_to_sandbox(&mut handle, &sandbox_path(&v), None).await;
         assert_eq!(sb.body["spec"].get("service").is_some(), want_service, "{served:?}");
         sb.respond_applied(json!({}));
         next(&mut handle).await.respond_applied(json!({})); // status

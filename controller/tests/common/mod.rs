@@ -120,6 +120,21 @@ pub async fn created(handle: &mut ApiHandle, path: &str) {
     req.respond_applied(json!({}));
 }
 
+/// A reconcile up to its Sandbox: the settings ConfigMap and ServiceAccount created, the
+/// Sandbox at `path` read (`held`: the object the server holds, or none). Returns the
+/// Sandbox apply for the test to answer.
+pub async fn through_to_sandbox(handle: &mut ApiHandle, path: &str, held: Option<Value>) -> Seen {
+    created(handle, CM_PATH).await;
+    created(handle, SA_PATH).await;
+    match held {
+        Some(object) => existing(handle, path, object).await,
+        None => absent(handle, path).await,
+    }
+    let sb = next(handle).await;
+    sb.assert_apply(path);
+    sb
+}
+
 /// After the reconcile returned and its context is gone: the server saw nothing more.
 pub async fn assert_no_more_requests(mut handle: ApiHandle) {
     let extra = tokio::time::timeout(std::time::Duration::from_secs(2), handle.next_request()).await;
