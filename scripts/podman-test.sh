@@ -73,6 +73,20 @@ pod_rm() { # podman 4.3 sometimes needs a second try ("container state improper:
   done
   return 1
 }
+# podman 4.3 can race with a "once" init container that exits in a few ms ("failed to
+# remove once init container ...: as it is running", containers/podman#18477); seen here
+# while it also restarted the init container (fixed by restartPolicy, pod-from-render.py),
+# not since; up to 3 attempts all the same. kube_play POD CONFIGMAP YAML [ARG...] sets
+# $out (the last attempt's output) and $attempt
+kube_play() {
+  local pod=$1 cm=$2 yaml=$3
+  shift 3
+  for attempt in 1 2 3; do
+    out=$(timeout 120 podman kube play --network none --configmap "$cm" "$@" "$yaml" 2>&1) && return 0
+    pod_rm "$pod"
+  done
+  return 1
+}
 cleanup() {
   for pod in "${pods[@]}"; do pod_rm "$pod"; done
   timeout 60 podman ps -a --format '{{.Names}}' 2>/dev/null | grep "^$prefix" \
@@ -243,20 +257,7 @@ for profile in "${profiles[@]}"; do
   fi
   log "podman kube play ($profile)"
   pods+=("$pod")
-  # podman 4.3 can race with a "once" init container that exits in a few ms ("failed to
-  # remove once init container ...: as it is running", containers/podman#18477); seen here
-  # while it also restarted the init container (fixed by restartPolicy, pod-from-render.py),
-  # not since; up to 3 attempts all the same
-  played=
-  for attempt in 1 2 3; do
-    if out=$(timeout 120 podman kube play --network none --configmap "$tmp/cm.yaml" "${extra[@]}" \
-      "$tmp/pod-$profile.yaml" 2>&1); then
-      played=1
-      break
-    fi
-    pod_rm "$pod"
-  done
-  if [ -z "$played" ]; then
+  if ! kube_play "$pod" "$tmp/cm.yaml" "$tmp/pod-$profile.yaml" "${extra[@]}"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
     continue
   fi
@@ -311,16 +312,7 @@ if podman image exists "$STANDIN_IMAGE" \
   && python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" "$tmp/standin-pod.yaml" \
     "$tmp/standin-cm.yaml"; then
   pods+=("$pod")
-  played=
-  for attempt in 1 2 3; do
-    if out=$(timeout 120 podman kube play --network none --configmap "$tmp/standin-cm.yaml" \
-      "$tmp/standin-pod.yaml" 2>&1); then
-      played=1
-      break
-    fi
-    pod_rm "$pod"
-  done
-  if [ -z "$played" ]; then
+  if ! kube_play "$pod" "$tmp/standin-cm.yaml" "$tmp/standin-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
     ctr=$pod-kagent
