@@ -185,24 +185,33 @@ impl Net {
                             Err(e) => crate::warn!("the proxy could not start ({e}); the command has no network"),
                         }
                     }
+                    let dns_failed = |e: std::io::Error| {
+                        crate::warn!("srt's DNS could not start ({e}); names will not resolve for the command")
+                    };
                     for l in dns_tcp {
                         let _ = l.set_nonblocking(true);
-                        if let Ok(l) = tokio::net::TcpListener::from_std(l) {
-                            let task = srt_proxy::transparent::serve_dns_listener(l, shared.clone());
-                            tasks.push(tokio::spawn(async move {
-                                task.await;
-                                Ok(())
-                            }));
+                        match tokio::net::TcpListener::from_std(l) {
+                            Ok(l) => {
+                                let task = srt_proxy::transparent::serve_dns_listener(l, shared.clone());
+                                tasks.push(tokio::spawn(async move {
+                                    task.await;
+                                    Ok(())
+                                }));
+                            }
+                            Err(e) => dns_failed(e),
                         }
                     }
                     for u in dns_udp {
                         let _ = u.set_nonblocking(true);
-                        if let Ok(u) = tokio::net::UdpSocket::from_std(u) {
-                            let task = srt_proxy::transparent::serve_udp(u, shared.clone());
-                            tasks.push(tokio::spawn(async move {
-                                task.await;
-                                Ok(())
-                            }));
+                        match tokio::net::UdpSocket::from_std(u) {
+                            Ok(u) => {
+                                let task = srt_proxy::transparent::serve_udp(u, shared.clone());
+                                tasks.push(tokio::spawn(async move {
+                                    task.await;
+                                    Ok(())
+                                }));
+                            }
+                            Err(e) => dns_failed(e),
                         }
                     }
                     for t in tasks {
