@@ -38,6 +38,12 @@ pub enum LaunchError {
     Cwd(std::io::Error),
     #[error("could not create the private TMPDIR {path}: {source}")]
     TmpDir { path: PathBuf, source: std::io::Error },
+    #[error(
+        "could not write the run's journal in {path} ({source}); srt keeps it there so that the \
+         check after the command is done even if srt dies. Make that directory writable, or set \
+         XDG_STATE_HOME to a writable directory"
+    )]
+    Journal { path: PathBuf, source: std::io::Error },
     #[error("no shell to run the command: neither bash nor sh is on PATH")]
     NoShell,
     #[error("sandbox setup failed in the child at {stage}: {errno}")]

@@ -143,6 +143,8 @@ fn origin(p: &Path, settings_files: &[PathBuf]) -> &'static str {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if settings_files.iter().any(|s| s == p || crate::prepare::canonical(s) == p) {
         "(settings file)"
+    } else if p == crate::journal::state_dir() || p == crate::prepare::canonical(&crate::journal::state_dir()) {
+        "(srt's state)"
     } else if name == "HEAD" {
         "(bare repo)"
     } else if DANGEROUS_FILES.contains(&name) || DANGEROUS_DIRS.iter().any(|d| p.ends_with(d)) || name == ".git" {

@@ -49,8 +49,8 @@ const MAX_ENTRIES: usize = 5_000_000;
 /// A moment on the clock the kernel uses for ctime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Stamp {
-    sec: i64,
-    nsec: i64,
+    pub(crate) sec: i64,
+    pub(crate) nsec: i64,
 }
 
 impl Stamp {
@@ -108,6 +108,17 @@ pub fn audit(roots: &[PathBuf], since: Stamp, trusted: &[PathBuf], allow_git_con
         a.check_named(&target);
     }
     a.report
+}
+
+/// The check after a run, from its journal: what the command planted in git directories
+/// anywhere in the writable trees. The run's TMPDIR was removed before; what is left of it
+/// is checked too.
+pub fn check(h: &crate::journal::Header, _entries: &[crate::journal::Entry]) -> Report {
+    let mut roots: Vec<PathBuf> = h.roots.iter().filter(|w| !w.starts_with(&h.tmpdir)).cloned().collect();
+    if h.tmpdir.symlink_metadata().is_ok() {
+        roots.push(h.tmpdir.clone());
+    }
+    audit(&roots, h.since, &h.trusted, h.allow_git_config)
 }
 
 /// The roots that are directories and not inside another root.

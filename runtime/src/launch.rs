@@ -73,11 +73,13 @@ pub fn prepare(
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let ttys = own_ttys();
+    let state_dir = crate::journal::state_dir();
     let cx = prepare::Context {
         cwd: &cwd,
         home: home.as_deref(),
         tmpdir,
         settings_files,
+        state_dir: Some(&state_dir),
         own_ttys: (mode == NetworkMode::Landlock).then_some(&ttys[..]),
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
@@ -340,10 +342,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
-    let started = crate::git_audit::Stamp::run_start();
-    // guarded git directories that already were repositories: their files are the user's
-    let trusted: Vec<PathBuf> =
-        prepared.policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect();
+    let journal = if prepared.fs_enabled { Some(open_journal(&prepared, &tmp.0)?) } else { None };
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
@@ -386,37 +385,52 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
             eprintln!("{}", crate::net::NO_GETFD_HINT);
         }
     }
-    // the TMPDIR goes first; if something of it stays, the audit walks it too
-    let kept = match tmp.remove() {
-        Ok(()) => None,
-        Err(e) => {
-            crate::warn!("could not remove {}: {e}", tmp.0.display());
-            Some(tmp.0.clone())
-        }
-    };
-    if prepared.fs_enabled {
-        audit_git(&prepared.policy, &tmp.0, kept, &trusted, started);
+    // the TMPDIR goes first; if something of it stays, the check looks at it too
+    if let Err(e) = tmp.remove() {
+        crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
-    std::mem::forget(tmp); // removed, or reported and audited above
+    if let Some(j) = journal {
+        check_run(j);
+    }
+    std::mem::forget(tmp); // removed, or reported and checked above
     status
 }
 
+/// The journal of this run ([`crate::journal`]), holding what the check after it needs,
+/// in srt's state directory (which the policy keeps the command from writing).
+fn open_journal(prepared: &Prepared, tmp: &Path) -> Result<crate::journal::Journal, LaunchError> {
+    let policy = &prepared.policy;
+    let header = crate::journal::Header {
+        roots: policy.write.clone(),
+        since: crate::git_audit::Stamp::run_start(),
+        // guarded git directories that already were repositories: their files are the user's
+        trusted: policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect(),
+        allow_git_config: policy.allow_git_config,
+        tmpdir: tmp.to_path_buf(),
+    };
+    let dir = crate::journal::state_dir().join("runs");
+    crate::journal::Journal::create(&dir, &header).map_err(|source| LaunchError::Journal { path: dir, source })
+}
+
 /// With every process of the command gone: moves aside what it planted in git
-/// repositories the rules could not follow ([`crate::git_audit`]). The run's own TMPDIR
-/// was removed just before; what the command kept of it is walked too.
-fn audit_git(
-    policy: &crate::policy::FsPolicy,
-    tmp: &Path,
-    kept: Option<PathBuf>,
-    trusted: &[PathBuf],
-    started: crate::git_audit::Stamp,
-) {
+/// repositories the rules could not follow ([`crate::git_audit`]), then drops the journal.
+fn check_run(j: crate::journal::Journal) {
     let t = std::time::Instant::now();
-    let mut roots: Vec<PathBuf> = policy.write.iter().filter(|w| !w.starts_with(tmp)).cloned().collect();
-    roots.extend(kept);
-    let report = crate::git_audit::audit(&roots, started, trusted, policy.allow_git_config);
-    tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git audit");
+    let report = match crate::journal::read(j.path()) {
+        Ok((header, entries)) => crate::git_audit::check(&header, &entries),
+        Err(e) => {
+            eprintln!(
+                "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",
+                j.path().display()
+            );
+            return;
+        }
+    };
+    tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git check");
     crate::git_audit::tell(&report);
+    if let Err(e) = j.finish() {
+        crate::warn!("could not remove this run's journal: {e}");
+    }
 }
 
 /// Transparent mode in namespace mode: srt's resolv.conf, written in the run's own

@@ -18,6 +18,7 @@ mod explain_fs;
 pub mod git_audit;
 pub mod git_config;
 pub mod git_guard;
+pub mod journal;
 pub mod landlock;
 pub mod landlock_plan;
 pub mod launch;

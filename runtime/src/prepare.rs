@@ -31,6 +31,8 @@ pub struct Context<'a> {
     /// Settings files that decide later runs (the one in use, `$SRT_SETTINGS_PATH`,
     /// `~/.srt-settings.json`): never writable, whatever `allowWrite` says.
     pub settings_files: &'a [PathBuf],
+    /// srt's state directory (run journals, [`crate::journal`]): never writable.
+    pub state_dir: Option<&'a Path>,
     /// Landlock mode: the terminals on the command's stdin/stdout/stderr, the only ones
     /// under `/dev/pts` it may open (other sessions' terminals could be read or written).
     /// `None` in namespace mode, where `/dev/pts` is a private instance.
@@ -53,7 +55,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
             push_with_link(&mut policy.deny_write, &p);
         }
     }
-    for p in cx.settings_files {
+    for p in cx.settings_files.iter().map(PathBuf::as_path).chain(cx.state_dir) {
         push_with_link(&mut policy.deny_write, p);
     }
     // The working directory is canonical (getcwd) and the search walks real directories,
