@@ -86,39 +86,17 @@ pub struct Report {
     pub entries: usize,
 }
 
-/// Walks `roots` (absolute, canonical directories) and quarantines what fails the checks.
+/// Walks `roots` (absolute, canonical directories) whole and quarantines what fails the
+/// checks: for a directory moved during the run, with everything it holds.
 /// `trusted` are the git directories the rules guarded during the run that already were
 /// git directories (held a `HEAD`) at launch: what they held then is the user's.
 pub fn audit(roots: &[PathBuf], since: Stamp, trusted: &[PathBuf], allow_git_config: bool) -> Report {
     let roots = top_level(roots);
-    let mut a = Auditor {
-        since,
-        allow_git_config,
-        trusted: trusted.to_vec(),
-        roots: roots.clone(),
-        later: Vec::new(),
-        done: Vec::new(),
-        report: Report::default(),
-    };
+    let mut a = Auditor::new(since, allow_git_config, trusted.to_vec(), roots.clone());
     for root in &roots {
         a.walk_root(root);
     }
-    // `.git` files and symlinks made during the run: what they name is a git directory
-    for target in std::mem::take(&mut a.later) {
-        a.check_named(&target);
-    }
-    a.report
-}
-
-/// The check after a run, from its journal: what the command planted in git directories
-/// anywhere in the writable trees. The run's TMPDIR was removed before; what is left of it
-/// is checked too.
-pub fn check(h: &crate::journal::Header, _entries: &[crate::journal::Entry]) -> Report {
-    let mut roots: Vec<PathBuf> = h.roots.iter().filter(|w| !w.starts_with(&h.tmpdir)).cloned().collect();
-    if h.tmpdir.symlink_metadata().is_ok() {
-        roots.push(h.tmpdir.clone());
-    }
-    audit(&roots, h.since, &h.trusted, h.allow_git_config)
+    a.finish()
 }
 
 /// The roots that are directories and not inside another root.
@@ -146,7 +124,7 @@ fn ups_for(dir: &Path) -> usize {
     }
 }
 
-struct Auditor {
+pub(crate) struct Auditor {
     since: Stamp,
     allow_git_config: bool,
     trusted: Vec<PathBuf>,
@@ -165,13 +143,13 @@ struct Pending {
     restore: Option<libc::mode_t>,
 }
 
-fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
+pub(crate) fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
     let how = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     nix::fcntl::openat(at, name, how, Mode::empty())
 }
 
 /// lstat: `Ok(None)` only when there is nothing by that name.
-fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Option<libc::stat>, Errno> {
+pub(crate) fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Option<libc::stat>, Errno> {
     // SAFETY: an all-zero stat is a valid value that fstatat overwrites.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
@@ -183,14 +161,14 @@ fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Option<libc::stat>, Errn
     }
 }
 
-fn fstat(fd: BorrowedFd<'_>) -> Option<libc::stat> {
+pub(crate) fn fstat(fd: BorrowedFd<'_>) -> Option<libc::stat> {
     // SAFETY: an all-zero stat is valid; fstat overwrites it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: live descriptor, pointer to a local.
     (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some(st)
 }
 
-fn is_dir(st: &libc::stat) -> bool {
+pub(crate) fn is_dir(st: &libc::stat) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
@@ -201,7 +179,7 @@ fn mine(st: &libc::stat) -> bool {
 
 /// Gives the owner of the directory `fd` full rights if it lacks some and srt is the owner;
 /// returns the mode to give back.
-fn open_up(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
+pub(crate) fn open_up(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
     let st = fstat(fd)?;
     let mode = st.st_mode & 0o7777;
     if mode & 0o700 == 0o700 || !mine(&st) {
@@ -211,19 +189,19 @@ fn open_up(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
     (unsafe { libc::fchmod(fd.as_raw_fd(), mode | 0o700) } == 0).then_some(mode)
 }
 
-fn give_back(fd: BorrowedFd<'_>, mode: Option<libc::mode_t>) {
+pub(crate) fn give_back(fd: BorrowedFd<'_>, mode: Option<libc::mode_t>) {
     if let Some(m) = mode {
         // SAFETY: plain fchmod on a live descriptor.
         unsafe { libc::fchmod(fd.as_raw_fd(), m) };
     }
 }
 
-fn cname(s: &str) -> CString {
+pub(crate) fn cname(s: &str) -> CString {
     // the names used here are literals without NUL bytes
     CString::new(s).unwrap_or_default()
 }
 
-fn c_path(p: &Path) -> CString {
+pub(crate) fn c_path(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
 }
 
@@ -249,27 +227,57 @@ fn pseudo_fs(fd: BorrowedFd<'_>) -> bool {
     pseudo.contains(&t)
 }
 
-fn libc_cwd() -> BorrowedFd<'static> {
+pub(crate) fn libc_cwd() -> BorrowedFd<'static> {
     // SAFETY: AT_FDCWD is a constant every *at call accepts; it is never closed.
     unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
 
 impl Auditor {
+    pub(crate) fn new(since: Stamp, allow_git_config: bool, trusted: Vec<PathBuf>, roots: Vec<PathBuf>) -> Auditor {
+        Auditor {
+            since,
+            allow_git_config,
+            trusted,
+            roots,
+            later: Vec::new(),
+            done: Vec::new(),
+            report: Report::default(),
+        }
+    }
+
+    /// `.git` files and symlinks made during the run: what they name is a git directory,
+    /// checked in full; then the report.
+    pub(crate) fn finish(mut self) -> Report {
+        for target in std::mem::take(&mut self.later) {
+            self.check_named(&target);
+        }
+        self.report
+    }
+
     fn changed(&self, st: &libc::stat) -> bool {
         Stamp::ctime(st) >= self.since
     }
 
-    fn unchecked(&mut self, what: String) {
+    pub(crate) fn unchecked(&mut self, what: String) {
         self.report.unchecked.push(what);
     }
 
-    fn walk_root(&mut self, root: &Path) {
+    pub(crate) fn walk_root(&mut self, root: &Path) {
         let fd = match open_dir(libc_cwd(), &c_path(root)) {
             Ok(fd) => fd,
             Err(e) => return self.unchecked(format!("{}: {e}", root.display())),
         };
+        self.walk_open(root, fd.as_fd());
+    }
+
+    /// Walks the open directory `dir` (at `path`) and everything below it.
+    pub(crate) fn walk_open(&mut self, path: &Path, dir: BorrowedFd<'_>) {
+        let fd = match nix::unistd::dup(dir) {
+            Ok(fd) => fd,
+            Err(e) => return self.unchecked(format!("{}: {e}", path.display())),
+        };
         let restore = open_up(fd.as_fd());
-        let mut stack = vec![Pending { path: root.to_path_buf(), fd, restore }];
+        let mut stack = vec![Pending { path: path.to_path_buf(), fd, restore }];
         while let Some(dir) = stack.pop() {
             if self.report.entries >= MAX_ENTRIES {
                 give_back(dir.fd.as_fd(), dir.restore);
@@ -340,7 +348,7 @@ impl Auditor {
 
     /// Opens a subdirectory to walk, opening it up first if the command locked srt out;
     /// what cannot be opened is moved aside.
-    fn open_child(
+    pub(crate) fn open_child(
         &mut self,
         parent: BorrowedFd<'_>,
         path: &Path,
@@ -392,7 +400,7 @@ impl Auditor {
 
     /// A `.git` that is a file (`gitdir: X`) or a symlink, made during the run: X is a git
     /// directory to check in full after the walk.
-    fn note_gitfile(&mut self, dir: BorrowedFd<'_>, path: &Path) {
+    pub(crate) fn note_gitfile(&mut self, dir: BorrowedFd<'_>, path: &Path) {
         let name = cname(".git");
         let Ok(Some(st)) = lstat_at(dir, &name) else { return };
         if !self.changed(&st) {
@@ -428,7 +436,7 @@ impl Auditor {
     }
 
     /// `dir` may be a git directory. `full`: check every file, whatever its age.
-    fn check_git_dir(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
+    pub(crate) fn check_git_dir(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
         if self.trusted.iter().any(|g| g == path) {
             // a repository at launch, guarded by the rules all along: only what changed
             return self.check_files(dir, path, false);
@@ -580,7 +588,7 @@ impl Auditor {
     }
 
     /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken).
-    fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
+    pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
         let from = cname(name);
         for i in 0..100 {
             let to = if i == 0 { format!("{name}.srt-quarantined") } else { format!("{name}.srt-quarantined.{i}") };

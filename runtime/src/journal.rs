@@ -34,6 +34,8 @@ pub struct Header {
     pub since: Stamp,
     /// Guarded git directories that already were repositories at launch.
     pub trusted: Vec<PathBuf>,
+    /// Every git directory the rules guarded (whether or not it existed at launch).
+    pub guarded: Vec<PathBuf>,
     /// `allowGitConfig`.
     pub allow_git_config: bool,
     /// The run's private TMPDIR (removed after the run; skipped by the check).
@@ -43,8 +45,10 @@ pub struct Header {
 /// One thing the command made that the check must look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    /// A directory made, or moved to this path.
+    /// A directory made at this path (empty when made).
     Dir(PathBuf),
+    /// A directory moved to this path, with whatever it holds.
+    Moved(PathBuf),
     /// A symlink, FIFO, socket or device made at this path.
     Special(PathBuf),
     /// A directory in which the supervisor performed a write the kernel's rules could not
@@ -55,9 +59,11 @@ pub enum Entry {
 const TAG_ROOT: u8 = b'R';
 const TAG_SINCE: u8 = b'S';
 const TAG_TRUSTED: u8 = b'T';
+const TAG_GUARDED: u8 = b'U';
 const TAG_ALLOW_GIT_CONFIG: u8 = b'G';
 const TAG_TMPDIR: u8 = b'M';
 const TAG_DIR: u8 = b'D';
+const TAG_MOVED: u8 = b'V';
 const TAG_SPECIAL: u8 = b'L';
 const TAG_WROTE: u8 = b'W';
 
@@ -84,6 +90,9 @@ fn encode_header(h: &Header) -> Vec<u8> {
     out.extend(record(TAG_SINCE, format!("{}.{}", h.since.sec, h.since.nsec).as_bytes()));
     for t in &h.trusted {
         out.extend(record(TAG_TRUSTED, t.as_os_str().as_bytes()));
+    }
+    for g in &h.guarded {
+        out.extend(record(TAG_GUARDED, g.as_os_str().as_bytes()));
     }
     out.extend(record(TAG_ALLOW_GIT_CONFIG, if h.allow_git_config { b"1" } else { b"0" }));
     out.extend(record(TAG_TMPDIR, h.tmpdir.as_os_str().as_bytes()));
@@ -131,6 +140,7 @@ impl Journal {
     pub fn record(&self, e: &Entry) -> std::io::Result<()> {
         let (tag, p) = match e {
             Entry::Dir(p) => (TAG_DIR, p),
+            Entry::Moved(p) => (TAG_MOVED, p),
             Entry::Special(p) => (TAG_SPECIAL, p),
             Entry::Wrote(p) => (TAG_WROTE, p),
         };
@@ -150,7 +160,7 @@ impl Journal {
 
     /// The check is done: the journal goes, and so do its directory and srt's state
     /// directory if nothing else is left in them (nothing of srt's stays on the host).
-    pub fn finish(self) -> std::io::Result<()> {
+    pub fn finish(&self) -> std::io::Result<()> {
         std::fs::remove_file(&self.path)?;
         if let Some(runs) = self.path.parent() {
             if std::fs::remove_dir(runs).is_ok() {
@@ -204,6 +214,7 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
         roots: Vec::new(),
         since: Stamp { sec: 0, nsec: 0 },
         trusted: Vec::new(),
+        guarded: Vec::new(),
         allow_git_config: false,
         tmpdir: PathBuf::new(),
     };
@@ -218,6 +229,7 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
         match tag {
             TAG_ROOT => h.roots.push(p()),
             TAG_TRUSTED => h.trusted.push(p()),
+            TAG_GUARDED => h.guarded.push(p()),
             TAG_TMPDIR => h.tmpdir = p(),
             TAG_ALLOW_GIT_CONFIG => h.allow_git_config = payload == b"1",
             TAG_SINCE => {
@@ -230,6 +242,7 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
                 since = true;
             }
             TAG_DIR => entries.push(Entry::Dir(p())),
+            TAG_MOVED => entries.push(Entry::Moved(p())),
             TAG_SPECIAL => entries.push(Entry::Special(p())),
             TAG_WROTE => entries.push(Entry::Wrote(p())),
             _ => return Err(bad("unknown record")),
@@ -305,6 +318,7 @@ mod tests {
             roots: vec![dir.join("w"), PathBuf::from("/tmp")],
             since: Stamp { sec: 1_700_000_000, nsec: 42 },
             trusted: vec![dir.join("w/.git")],
+            guarded: vec![dir.join("w/.git"), dir.join("w/sub/.git")],
             allow_git_config: true,
             tmpdir: PathBuf::from("/tmp/srt-1-abc"),
         }
@@ -319,9 +333,11 @@ mod tests {
         j.record(&Entry::Dir(dir.join("w/new dir\nwith newline"))).unwrap();
         j.record(&Entry::Special(dir.join("w/.git/logs/HEAD"))).unwrap();
         j.record(&Entry::Wrote(dir.join("w/deep"))).unwrap();
+        j.record(&Entry::Moved(dir.join("w/moved"))).unwrap();
         let (h2, entries) = read(j.path()).unwrap();
         assert_eq!(h2, h);
-        assert_eq!(entries.len(), 3);
+        assert_eq!(entries.len(), 4);
+        assert_eq!(entries[3], Entry::Moved(dir.join("w/moved")));
         assert_eq!(entries[0], Entry::Dir(dir.join("w/new dir\nwith newline")));
         assert!(stale(&dir).is_empty(), "a journal whose run holds its lock is not stale");
         let path = j.path().to_path_buf();

@@ -34,6 +34,14 @@ pub fn kernel_abi() -> i32 {
     }
 }
 
+/// Write rights no rule grants: devices; directories, symlinks and FIFOs, which the
+/// supervisor makes (and moves) itself so that each one is in the run's journal and none
+/// lands inside a git directory. Files and sockets are made by the kernel below write
+/// rules, at its own speed.
+const NEVER_NATIVE: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(AccessFs::{
+    MakeChar | MakeBlock | IoctlDev | MakeDir | MakeSym | MakeFifo
+});
+
 fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
     let mut a = landlock::BitFlags::<AccessFs>::empty();
     if r.read {
@@ -43,7 +51,7 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
         a |= AccessFs::ReadDir;
     }
     if r.write {
-        a |= AccessFs::from_write(TARGET) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
+        a |= AccessFs::from_write(TARGET) & !NEVER_NATIVE;
     }
     if !is_dir {
         a &= AccessFs::from_file(TARGET);

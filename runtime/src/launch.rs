@@ -336,13 +336,14 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let envp = environment(&tmp.0, &net.env());
     // landlock mode routes every connect; namespace mode only transparent mode's
     let route = (!namespaced || net.transparent.is_some()).then(|| net.route());
+    let journal = if prepared.fs_enabled { Some(std::sync::Arc::new(open_journal(&prepared, &tmp.0)?)) } else { None };
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
+    supervisor.journal = journal.clone();
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
     supervisor.native_rules =
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
-    let journal = if prepared.fs_enabled { Some(open_journal(&prepared, &tmp.0)?) } else { None };
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
@@ -390,7 +391,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
     if let Some(j) = journal {
-        check_run(j);
+        check_run(&j);
     }
     std::mem::forget(tmp); // removed, or reported and checked above
     status
@@ -405,6 +406,7 @@ fn open_journal(prepared: &Prepared, tmp: &Path) -> Result<crate::journal::Journ
         since: crate::git_audit::Stamp::run_start(),
         // guarded git directories that already were repositories: their files are the user's
         trusted: policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect(),
+        guarded: policy.git_dirs.clone(),
         allow_git_config: policy.allow_git_config,
         tmpdir: tmp.to_path_buf(),
     };
@@ -414,10 +416,10 @@ fn open_journal(prepared: &Prepared, tmp: &Path) -> Result<crate::journal::Journ
 
 /// With every process of the command gone: moves aside what it planted in git
 /// repositories the rules could not follow ([`crate::git_audit`]), then drops the journal.
-fn check_run(j: crate::journal::Journal) {
+fn check_run(j: &crate::journal::Journal) {
     let t = std::time::Instant::now();
     let report = match crate::journal::read(j.path()) {
-        Ok((header, entries)) => crate::git_audit::check(&header, &entries),
+        Ok((header, entries)) => crate::after_run::check(&header, &entries),
         Err(e) => {
             eprintln!(
                 "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",

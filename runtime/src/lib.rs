@@ -9,6 +9,7 @@ macro_rules! warn {
     ($($arg:tt)*) => { eprintln!("srt: warning: {}", format_args!($($arg)*)) };
 }
 
+pub mod after_run;
 pub mod child;
 pub mod cli;
 mod cli_args;
@@ -18,6 +19,7 @@ mod explain_fs;
 pub mod git_audit;
 pub mod git_config;
 pub mod git_guard;
+pub mod git_shape;
 pub mod journal;
 pub mod landlock;
 pub mod landlock_plan;

@@ -88,6 +88,10 @@ pub struct Supervisor {
     /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
     /// calls umask(2) (trapped for this reason only).
     umasks: Mutex<std::collections::HashMap<u32, u32>>,
+    /// The run's journal: what the command made that the check after the run must look at
+    /// (directories made or moved, links and special files) is written there before it
+    /// is done ([`crate::journal`]).
+    pub journal: Option<Arc<crate::journal::Journal>>,
 }
 
 /// One notification being handled.
@@ -148,6 +152,18 @@ impl Call<'_> {
         Outcome::Continue
     }
 
+    /// Writes `e` to the run's journal before the operation it announces is performed;
+    /// an entry that cannot be written means the operation is refused (with the error).
+    fn journal(&self, e: crate::journal::Entry) -> Result<(), Outcome> {
+        match &self.sup.journal {
+            None => Ok(()),
+            Some(j) => j.record(&e).map_err(|err| {
+                crate::warn!("could not write to the run's journal ({err}); refusing what it would record");
+                Outcome::Fail(err.raw_os_error().unwrap_or(libc::EIO))
+            }),
+        }
+    }
+
     fn forget(&self, st: &libc::stat) {
         if let Ok(mut m) = self.sup.made.lock() {
             m.remove(&(st.st_dev, st.st_ino));
@@ -176,6 +192,7 @@ impl Supervisor {
             mediate_ptys: false,
             ptys: Mutex::default(),
             umasks: Mutex::default(),
+            journal: None,
             native_rules: HashSet::new(),
             native_dirs: Mutex::default(),
             cwds: Mutex::default(),

@@ -11,6 +11,7 @@ use super::resolve::{self, Target, Why};
 use super::sys::{self, Errno};
 use super::tracee::Base;
 use super::{Call, Outcome};
+use crate::journal::Entry;
 use crate::name_rules::{self, Existing, Kind, Verdict};
 
 fn base(dirfd: i32) -> Base {
@@ -122,6 +123,7 @@ impl Call<'_> {
                 if reads && !self.sup.policy.can_read(&t.path) {
                     return Ok(self.refuse(&t, "denyRead"));
                 }
+                self.git_name_made(&t)?;
                 let how = (flags & !libc::O_TRUNC) | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
                 match sys::open_entry(t.parent.as_fd(), &t.name, how, u64::from(self.mode(mode))) {
                     Ok(file) => {
@@ -235,6 +237,41 @@ impl Call<'_> {
             && self.native_parent(base(dirfds[1]), new.to_bytes()) == Some(true)
     }
 
+    /// For `CONTINUE`: whether a rename moves a directory (either way, with
+    /// `RENAME_EXCHANGE`), as far as a look now tells. Only a hint: the kernel refuses a
+    /// directory that appears there meanwhile, since no rule lets it make one.
+    fn moves_directory(&self, dirfds: [i32; 2], old: &CStr, new: &CStr, flags: u32) -> bool {
+        let is_dir = |fd: i32, raw: &CStr| match self.native_parent_entry(base(fd), raw.to_bytes()) {
+            Some((_, dir, name)) => match sys::cstr(name) {
+                Ok(n) => sys::lstat_at(dir.as_fd(), &n).is_ok_and(|st| sys::file_type(&st) == libc::S_IFDIR),
+                Err(_) => true,
+            },
+            None => true,
+        };
+        is_dir(dirfds[0], old) || (flags & libc::RENAME_EXCHANGE != 0 && is_dir(dirfds[1], new))
+    }
+
+    /// Links, FIFOs and sockets may not be made inside a git directory: host git opens its
+    /// files by name (appending to `logs/HEAD` follows a symlink to `~/.bashrc`; a FIFO
+    /// blocks it). Known git directories come from the policy; one the command made itself
+    /// is recognised by its name or its `HEAD`. The check after the run looks again.
+    fn outside_git_dirs(&self, t: &Target) -> Step<()> {
+        if crate::git_shape::inside_git_dir(&self.sup.policy.git_dirs, &t.path) {
+            return Err(self.refuse(t, "no links or special files inside a git directory"));
+        }
+        Ok(())
+    }
+
+    /// A file whose name matters to git made here (not by the kernel): its directory goes
+    /// to the journal, for the check to see whether it became a git directory.
+    fn git_name_made(&self, t: &Target) -> Step<()> {
+        const GIT_NAMES: &[&[u8]] = &[b"HEAD", b"commondir", b"config", b"config.worktree", b".git"];
+        match t.path.parent() {
+            Some(dir) if GIT_NAMES.contains(&t.name.to_bytes()) => self.journal(Entry::Wrote(dir.to_path_buf())),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs a name rule; the target must not exist yet.
     fn creating(&self, t: &Target, kind: Kind) -> Step<()> {
         match sys::lstat_at(t.parent.as_fd(), &t.name) {
@@ -255,14 +292,15 @@ impl Call<'_> {
         }
     }
 
+    /// Directories are always made here, never by the kernel on the command's behalf (no
+    /// Landlock rule grants making one), so that each new one is in the run's journal:
+    /// the check after the run looks at exactly these, not at every directory there is.
     pub(super) fn mkdir(&self, dirfd: i32, addr: u64, mode: u32) -> Outcome {
         let run = || -> Step<Outcome> {
             let raw = self.path_arg(addr)?;
-            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
-                return Ok(Outcome::Continue);
-            }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Dir)?;
+            self.journal(Entry::Dir(t.path.clone()))?;
             // SAFETY: plain syscall with a live fd and a NUL-terminated name.
             let r = unsafe { libc::mkdirat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode)) };
             sys::result(r.into()).map_err(fail)?;
@@ -282,11 +320,17 @@ impl Call<'_> {
                 _ => return Ok(Outcome::Continue),
             };
             let raw = self.path_arg(addr)?;
-            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+            // FIFOs and sockets are made here only (no Landlock rule grants them), so that
+            // none can appear inside a git directory, whose files host git opens
+            if kind == Kind::File && self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
                 return Ok(Outcome::Continue);
             }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, kind)?;
+            if kind == Kind::Special {
+                self.outside_git_dirs(&t)?;
+                self.journal(Entry::Special(t.path.clone()))?;
+            }
             let m = (mode & libc::S_IFMT) | self.mode(mode);
             // SAFETY: plain syscall with a live fd and a NUL-terminated name.
             let r = unsafe { libc::mknodat(t.parent.as_raw_fd(), t.name.as_ptr(), m, 0) };
@@ -302,11 +346,10 @@ impl Call<'_> {
         let run = || -> Step<Outcome> {
             let target = self.path_arg(target_addr)?;
             let raw = self.path_arg(addr)?;
-            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
-                return Ok(Outcome::Continue);
-            }
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Symlink)?;
+            self.outside_git_dirs(&t)?;
+            self.journal(Entry::Special(t.path.clone()))?;
             // SAFETY: plain syscall with a live fd and NUL-terminated strings.
             let r = unsafe { libc::symlinkat(target.as_ptr(), t.parent.as_raw_fd(), t.name.as_ptr()) };
             sys::result(r.into()).map_err(fail)?;
@@ -367,7 +410,9 @@ impl Call<'_> {
             }
             let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
             self.directories_moved();
-            if self.both_native(dirfds, &old, &new) {
+            // files move natively below write rules; a directory never does (no rule grants
+            // making one), so that each one moved is in the run's journal
+            if self.both_native(dirfds, &old, &new) && !self.moves_directory(dirfds, &old, &new, flags) {
                 return Ok(Outcome::Continue);
             }
             let src = self.target(dirfds[0], &old)?;
@@ -405,6 +450,17 @@ impl Call<'_> {
                 Verdict::Allow => {}
                 Verdict::Refuse(r) => return Ok(self.refuse(&dst, r)),
                 Verdict::InstallGitConfig => return self.install_git_config(&src, &s, &dst),
+            }
+            if kind_of(&s) == Kind::Dir {
+                self.journal(Entry::Moved(dst.path.clone()))?;
+            }
+            self.git_name_made(&dst)?;
+            if flags & libc::RENAME_EXCHANGE != 0 && d.as_ref().is_some_and(|d| kind_of(d) == Kind::Dir) {
+                self.journal(Entry::Moved(src.path.clone()))?;
+            }
+            if matches!(kind_of(&s), Kind::Symlink | Kind::Special) {
+                self.outside_git_dirs(&dst)?;
+                self.journal(Entry::Special(dst.path.clone()))?;
             }
             // SAFETY: plain syscall with live fds and NUL-terminated names.
             let r = unsafe {

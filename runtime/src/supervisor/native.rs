@@ -30,6 +30,13 @@ impl Call<'_> {
         if self.sup.native_rules.is_empty() {
             return Some(false);
         }
+        self.native_parent_entry(base, raw).map(|(native, _, _)| native)
+    }
+
+    /// As [`Self::native_parent`], with the parent directory it opened and the last name,
+    /// for a look at what is there (only to choose `CONTINUE`: it may change before the
+    /// kernel acts, and the kernel then judges what it finds).
+    pub(super) fn native_parent_entry<'r>(&self, base: Base, raw: &'r [u8]) -> Option<(bool, OwnedFd, &'r [u8])> {
         let found = match (base, raw.first()) {
             (Base::Cwd, Some(&c)) if c != b'/' => {
                 let cwd = self.cached_cwd()?;
@@ -37,11 +44,11 @@ impl Call<'_> {
             }
             _ => resolve::parent_dir(&self.t, base, raw),
         };
-        let (dir, _) = match found {
+        let (dir, name) = match found {
             Ok(d) => d,
             Err(Why::Unresolvable | Why::Errno(_)) => return None,
         };
-        Some(self.native_dir(dir.as_fd()))
+        Some((self.native_dir(dir.as_fd()), dir, name))
     }
 
     /// The trapping thread's working directory, opened once per thread and kept until any
