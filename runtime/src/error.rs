@@ -39,9 +39,9 @@ pub enum LaunchError {
     #[error("could not create the private TMPDIR {path}: {source}")]
     TmpDir { path: PathBuf, source: std::io::Error },
     #[error(
-        "could not write the run's journal in {path} ({source}); srt keeps it there so that the \
-         check after the command is done even if srt dies. Make that directory writable, or set \
-         XDG_STATE_HOME to a writable directory"
+        "could not write the run's journal ({source}); srt keeps one in its state directory ({path}) \
+         so that the check after the command is done even if srt dies. Make $XDG_STATE_HOME, \
+         ~/.local/state or $TMPDIR writable"
     )]
     Journal { path: PathBuf, source: std::io::Error },
     #[error("no shell to run the command: neither bash nor sh is on PATH")]

@@ -17,7 +17,8 @@ pub fn report(
 ) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
     let (mode, fallback) = launch::probe_mode(mode, settings, settings_files);
-    let p = launch::prepare(settings, &tmp, mode, settings_files)?;
+    let state = crate::journal::state_dir().ok();
+    let p = launch::prepare(settings, &tmp, mode, settings_files, state.as_deref(), None)?;
     let mut o = String::new();
     let w = &mut o;
     let _ = writeln!(w, "srt {}", env!("CARGO_PKG_VERSION"));

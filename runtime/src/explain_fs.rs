@@ -143,7 +143,7 @@ fn origin(p: &Path, settings_files: &[PathBuf]) -> &'static str {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if settings_files.iter().any(|s| s == p || crate::prepare::canonical(s) == p) {
         "(settings file)"
-    } else if p == crate::journal::state_dir() || p == crate::prepare::canonical(&crate::journal::state_dir()) {
+    } else if crate::journal::state_dir_candidates().iter().any(|s| s == p || crate::prepare::canonical(s) == p) {
         "(srt's state)"
     } else if name == "HEAD" {
         "(bare repo)"

@@ -11,7 +11,7 @@
 //! A journal whose run is still going is locked (`flock`) by the processes of that run.
 //! One that can be locked by anyone else belongs to a run that died before its check: the
 //! next srt run finishes it ([`stale`]). The journals live in srt's state directory
-//! ([`state_dir`]), which the command may never write (it is added to the policy's
+//! ([`state_dir`], in `runs/`), which the command may never write (it is added to the policy's
 //! protected paths), so a command cannot remove or edit its own journal.
 //!
 //! Format: records separated by NUL bytes, each a tag byte followed by its payload. Paths
@@ -36,6 +36,8 @@ pub struct Header {
     pub trusted: Vec<PathBuf>,
     /// Every git directory the rules guarded (whether or not it existed at launch).
     pub guarded: Vec<PathBuf>,
+    /// The run's directory pools ([`crate::pool`]), removed by the check.
+    pub pools: Vec<PathBuf>,
     /// `allowGitConfig`.
     pub allow_git_config: bool,
     /// The run's private TMPDIR (removed after the run; skipped by the check).
@@ -60,6 +62,7 @@ const TAG_ROOT: u8 = b'R';
 const TAG_SINCE: u8 = b'S';
 const TAG_TRUSTED: u8 = b'T';
 const TAG_GUARDED: u8 = b'U';
+const TAG_POOL: u8 = b'P';
 const TAG_ALLOW_GIT_CONFIG: u8 = b'G';
 const TAG_TMPDIR: u8 = b'M';
 const TAG_DIR: u8 = b'D';
@@ -94,17 +97,21 @@ fn encode_header(h: &Header) -> Vec<u8> {
     for g in &h.guarded {
         out.extend(record(TAG_GUARDED, g.as_os_str().as_bytes()));
     }
+    for p in &h.pools {
+        out.extend(record(TAG_POOL, p.as_os_str().as_bytes()));
+    }
     out.extend(record(TAG_ALLOW_GIT_CONFIG, if h.allow_git_config { b"1" } else { b"0" }));
     out.extend(record(TAG_TMPDIR, h.tmpdir.as_os_str().as_bytes()));
     out
 }
 
 impl Journal {
-    /// Creates a journal in `dir` (made if missing, mode 0700) holding `header`, and locks
+    /// Creates a journal in `dir`'s `runs/` (made if missing, mode 0700) holding `header`, and locks
     /// it. Fails when the header cannot be written whole: a run without its journal would
     /// go unchecked if srt died.
     pub fn create(dir: &Path, header: &Header) -> std::io::Result<Journal> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let dir = &dir.join("runs");
         let mut nonce = [0u8; 8];
         // SAFETY: getrandom writes at most the buffer's length into it.
         unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
@@ -162,9 +169,9 @@ impl Journal {
     /// directory if nothing else is left in them (nothing of srt's stays on the host).
     pub fn finish(&self) -> std::io::Result<()> {
         std::fs::remove_file(&self.path)?;
-        if let Some(runs) = self.path.parent() {
-            if std::fs::remove_dir(runs).is_ok() {
-                let _ = runs.parent().map(std::fs::remove_dir);
+        if let Some(state) = self.path.parent().and_then(Path::parent).filter(|s| transient(s)) {
+            if std::fs::remove_dir(state.join("runs")).is_ok() {
+                let _ = std::fs::remove_dir(state);
             }
         }
         Ok(())
@@ -215,6 +222,7 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
         since: Stamp { sec: 0, nsec: 0 },
         trusted: Vec::new(),
         guarded: Vec::new(),
+        pools: Vec::new(),
         allow_git_config: false,
         tmpdir: PathBuf::new(),
     };
@@ -230,6 +238,7 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
             TAG_ROOT => h.roots.push(p()),
             TAG_TRUSTED => h.trusted.push(p()),
             TAG_GUARDED => h.guarded.push(p()),
+            TAG_POOL => h.pools.push(p()),
             TAG_TMPDIR => h.tmpdir = p(),
             TAG_ALLOW_GIT_CONFIG => h.allow_git_config = payload == b"1",
             TAG_SINCE => {
@@ -259,32 +268,48 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
     Ok((h, entries))
 }
 
-/// srt's state directory: `$XDG_STATE_HOME/srt`, else `~/.local/state/srt`, else (no
-/// usable home) `<TMPDIR or /tmp>/srt-state-<uid>`. Journals go in its `runs/`.
-pub fn state_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+/// Where srt's state directory may be, in order: `$XDG_STATE_HOME/srt`, else
+/// `~/.local/state/srt` (both kept), else `<TMPDIR or /tmp>/srt-state-<uid>` (removed again
+/// when a run leaves it empty).
+pub fn state_dir_candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| Path::new(x).is_absolute()) {
-        return PathBuf::from(x).join("srt");
-    }
-    if let Some(h) = home.filter(|h| h.is_absolute() && writable_dir(h)) {
-        return h.join(".local/state/srt");
+        out.push(PathBuf::from(x).join("srt"));
+    } else if let Some(h) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
+        out.push(h.join(".local/state/srt"));
     }
     let base = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or("/tmp".into());
     // SAFETY: getuid cannot fail.
-    base.join(format!("srt-state-{}", unsafe { libc::getuid() }))
+    out.push(base.join(format!("srt-state-{}", unsafe { libc::getuid() })));
+    out
 }
 
-fn writable_dir(p: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
-    // SAFETY: NUL-terminated path; access only reads.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+/// srt's state directory for this run: the first candidate that is, or can be made, a
+/// directory of this uid that only it may write, with a `runs/` directory for journals.
+pub fn state_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = std::io::Error::from_raw_os_error(libc::ENOENT);
+    for dir in state_dir_candidates() {
+        let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir.join("runs"));
+        match made.and_then(|()| owned_private(&dir)).and_then(|()| owned_private(&dir.join("runs"))) {
+            Ok(()) => return Ok(dir),
+            Err(e) => last = std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())),
+        }
+    }
+    Err(last)
+}
+
+/// Whether `dir` is the state directory in `/tmp` (which goes when empty) rather than a
+/// home's (which stays, as XDG state does).
+fn transient(dir: &Path) -> bool {
+    dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("srt-state-"))
 }
 
 /// The journals in `dir` whose runs are gone (their lock could be taken), each opened and
 /// locked so that no second run finishes it too. A run still going holds its lock.
 pub fn stale(dir: &Path) -> Vec<(PathBuf, std::fs::File)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir.join("runs")) else { return Vec::new() };
     let mut out = Vec::new();
     for e in entries.flatten() {
         let path = e.path();
@@ -319,6 +344,7 @@ mod tests {
             since: Stamp { sec: 1_700_000_000, nsec: 42 },
             trusted: vec![dir.join("w/.git")],
             guarded: vec![dir.join("w/.git"), dir.join("w/sub/.git")],
+            pools: vec![dir.join("w/.srt-1-ab")],
             allow_git_config: true,
             tmpdir: PathBuf::from("/tmp/srt-1-abc"),
         }

@@ -67,19 +67,21 @@ pub fn prepare(
     tmpdir: &Path,
     mode: NetworkMode,
     settings_files: &[PathBuf],
+    state_dir: Option<&Path>,
+    pool: Option<&Path>,
 ) -> Result<Prepared, LaunchError> {
     // auto is settled by the caller (a run tries namespace mode first; explain probes)
     let mode = if mode == NetworkMode::Auto { NetworkMode::Landlock } else { mode };
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let ttys = own_ttys();
-    let state_dir = crate::journal::state_dir();
+    let own: Vec<PathBuf> = state_dir.into_iter().chain(pool).map(Path::to_path_buf).collect();
     let cx = prepare::Context {
         cwd: &cwd,
         home: home.as_deref(),
         tmpdir,
         settings_files,
-        state_dir: Some(&state_dir),
+        own: &own,
         own_ttys: (mode == NetworkMode::Landlock).then_some(&ttys[..]),
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
@@ -297,10 +299,22 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     }
     let tmp = TmpDir::create()?;
     let namespaced = mode == NetworkMode::Namespace;
+    let fs_enabled = !opts.settings.filesystem.disabled.unwrap_or(false);
+    let state_dir = if fs_enabled {
+        Some(crate::journal::state_dir().map_err(|source| LaunchError::Journal { path: PathBuf::new(), source })?)
+    } else {
+        None
+    };
+    let pool = make_pool(&opts.settings).map(std::sync::Arc::new);
+    let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()));
     let mut attempt = 0;
     let (prepared, ruleset) = loop {
         attempt += 1;
-        let prepared = prepare(&opts.settings, &tmp.0, mode, &opts.settings_files)?;
+        let pool_dir = pool.as_deref().map(|p| p.parent.as_path());
+        let mut prepared = prepare(&opts.settings, &tmp.0, mode, &opts.settings_files, state_dir.as_deref(), pool_dir)?;
+        if let (Some(p), true) = (&pool, prepared.fs_enabled) {
+            prepared.plan.rules.extend(p.rules());
+        }
         check_kernel(&prepared, opts.allow_weaker || opts.settings.weaker_opt_in())?;
         if prepared.kernel_abi == 0 {
             break (prepared, None);
@@ -336,9 +350,15 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let envp = environment(&tmp.0, &net.env());
     // landlock mode routes every connect; namespace mode only transparent mode's
     let route = (!namespaced || net.transparent.is_some()).then(|| net.route());
-    let journal = if prepared.fs_enabled { Some(std::sync::Arc::new(open_journal(&prepared, &tmp.0)?)) } else { None };
+    let journal = if prepared.fs_enabled {
+        let dir = state_dir.as_deref().unwrap_or(Path::new("/"));
+        Some(std::sync::Arc::new(open_journal(&prepared, &tmp.0, pool.as_deref(), dir)?))
+    } else {
+        None
+    };
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.journal = journal.clone();
+    supervisor.pool = pool.clone();
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
     supervisor.native_rules =
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
@@ -397,9 +417,42 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     status
 }
 
+/// The run's directory pool ([`crate::pool`]), in the working directory when the settings
+/// let the command write there. A pool that cannot be made costs only speed.
+fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
+    if settings.filesystem.disabled.unwrap_or(false) {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
+        return None;
+    }
+    crate::pool::Pool::create(&cwd, crate::pool::SIZE)
+        .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
+        .ok()
+}
+
+/// Removes what is left of the pool when the run ends, however it ends (the check after
+/// the run normally has done so already).
+struct PoolGuard(Option<PathBuf>);
+
+impl Drop for PoolGuard {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            crate::pool::remove(p);
+        }
+    }
+}
+
 /// The journal of this run ([`crate::journal`]), holding what the check after it needs,
 /// in srt's state directory (which the policy keeps the command from writing).
-fn open_journal(prepared: &Prepared, tmp: &Path) -> Result<crate::journal::Journal, LaunchError> {
+fn open_journal(
+    prepared: &Prepared,
+    tmp: &Path,
+    pool: Option<&crate::pool::Pool>,
+    state_dir: &Path,
+) -> Result<crate::journal::Journal, LaunchError> {
     let policy = &prepared.policy;
     let header = crate::journal::Header {
         roots: policy.write.clone(),
@@ -407,11 +460,12 @@ fn open_journal(prepared: &Prepared, tmp: &Path) -> Result<crate::journal::Journ
         // guarded git directories that already were repositories: their files are the user's
         trusted: policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect(),
         guarded: policy.git_dirs.clone(),
+        pools: pool.map(|p| p.parent.clone()).into_iter().collect(),
         allow_git_config: policy.allow_git_config,
         tmpdir: tmp.to_path_buf(),
     };
-    let dir = crate::journal::state_dir().join("runs");
-    crate::journal::Journal::create(&dir, &header).map_err(|source| LaunchError::Journal { path: dir, source })
+    crate::journal::Journal::create(state_dir, &header)
+        .map_err(|source| LaunchError::Journal { path: state_dir.to_path_buf(), source })
 }
 
 /// With every process of the command gone: moves aside what it planted in git

@@ -31,6 +31,7 @@ pub mod namespace;
 pub mod net;
 pub mod notify;
 pub mod policy;
+pub mod pool;
 pub mod prepare;
 pub mod reaper;
 pub mod seccomp;

@@ -31,8 +31,9 @@ pub struct Context<'a> {
     /// Settings files that decide later runs (the one in use, `$SRT_SETTINGS_PATH`,
     /// `~/.srt-settings.json`): never writable, whatever `allowWrite` says.
     pub settings_files: &'a [PathBuf],
-    /// srt's state directory (run journals, [`crate::journal`]): never writable.
-    pub state_dir: Option<&'a Path>,
+    /// srt's own paths (its state directory with the run journals, [`crate::journal`]; the
+    /// run's directory pool, [`crate::pool`]): never writable by the command.
+    pub own: &'a [PathBuf],
     /// Landlock mode: the terminals on the command's stdin/stdout/stderr, the only ones
     /// under `/dev/pts` it may open (other sessions' terminals could be read or written).
     /// `None` in namespace mode, where `/dev/pts` is a private instance.
@@ -55,7 +56,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
             push_with_link(&mut policy.deny_write, &p);
         }
     }
-    for p in cx.settings_files.iter().map(PathBuf::as_path).chain(cx.state_dir) {
+    for p in cx.settings_files.iter().chain(cx.own) {
         push_with_link(&mut policy.deny_write, p);
     }
     // The working directory is canonical (getcwd) and the search walks real directories,
@@ -175,6 +176,15 @@ fn check_planted_symlinks(
         }
     }
     Ok(())
+}
+
+/// Whether `dir` lies inside one of the settings' `allowWrite` trees (before any other
+/// rule is applied): cheap, for deciding on srt's own set-up before the policy is built.
+pub fn in_allow_write(s: &Settings, cwd: &Path, home: Option<&Path>, dir: &Path) -> bool {
+    s.filesystem.allow_write.iter().any(|e| match resolve(e, cwd, home, false) {
+        ResolvedEntry::Path(p) => dir.starts_with(canonical(&p)),
+        ResolvedEntry::Glob(_) => false,
+    })
 }
 
 fn expand_all(entries: &[PathEntry], cx: &Context<'_>, globs: bool) -> Vec<PathBuf> {

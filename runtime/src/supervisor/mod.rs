@@ -92,6 +92,9 @@ pub struct Supervisor {
     /// (directories made or moved, links and special files) is written there before it
     /// is done ([`crate::journal`]).
     pub journal: Option<Arc<crate::journal::Journal>>,
+    /// Directories made ahead with write rules, moved where the command makes one in a
+    /// split directory ([`crate::pool`]).
+    pub pool: Option<Arc<crate::pool::Pool>>,
 }
 
 /// One notification being handled.
@@ -193,6 +196,7 @@ impl Supervisor {
             ptys: Mutex::default(),
             umasks: Mutex::default(),
             journal: None,
+            pool: None,
             native_rules: HashSet::new(),
             native_dirs: Mutex::default(),
             cwds: Mutex::default(),

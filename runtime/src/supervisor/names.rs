@@ -272,6 +272,28 @@ impl Call<'_> {
         }
     }
 
+    /// A directory made where no write rule reaches (a split directory): one of the pool's
+    /// is moved there instead, so that what is written below it is judged by the kernel.
+    /// Only where nothing below could be protected or read-denied. `Ok(false)`: make it.
+    fn from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
+        let Some(pool) = &self.sup.pool else { return Ok(false) };
+        let pol = &self.sup.policy;
+        let plain = pol.can_write(&t.path)
+            && pol.can_read(&t.path)
+            && !pol.guards_below(&t.path)
+            && !pol.read_denied_below(&t.path);
+        if !plain || self.native_dir(t.parent.as_fd()) {
+            return Ok(false);
+        }
+        if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
+            return Ok(false);
+        }
+        // SAFETY: plain syscall with a live fd and a NUL-terminated name; a directory, so
+        // nothing is followed.
+        unsafe { libc::fchmodat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode), 0) };
+        Ok(true)
+    }
+
     /// Runs a name rule; the target must not exist yet.
     fn creating(&self, t: &Target, kind: Kind) -> Step<()> {
         match sys::lstat_at(t.parent.as_fd(), &t.name) {
@@ -301,9 +323,11 @@ impl Call<'_> {
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Dir)?;
             self.journal(Entry::Dir(t.path.clone()))?;
-            // SAFETY: plain syscall with a live fd and a NUL-terminated name.
-            let r = unsafe { libc::mkdirat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode)) };
-            sys::result(r.into()).map_err(fail)?;
+            if !self.from_pool(&t, mode)? {
+                // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+                let r = unsafe { libc::mkdirat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode)) };
+                sys::result(r.into()).map_err(fail)?;
+            }
             self.record_made(&t);
             self.note(&t.path, "created");
             Ok(Outcome::Value(0))
