@@ -275,7 +275,7 @@ impl Call<'_> {
     /// A directory made where no write rule reaches (a split directory): one of the pool's
     /// is moved there instead, so that what is written below it is judged by the kernel.
     /// Only where nothing below could be protected or read-denied. `Ok(false)`: make it.
-    fn from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
+    fn take_from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
         let Some(pool) = &self.sup.pool else { return Ok(false) };
         let pol = &self.sup.policy;
         let plain = pol.can_write(&t.path)
@@ -323,7 +323,7 @@ impl Call<'_> {
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Dir)?;
             self.journal(Entry::Dir(t.path.clone()))?;
-            if !self.from_pool(&t, mode)? {
+            if !self.take_from_pool(&t, mode)? {
                 // SAFETY: plain syscall with a live fd and a NUL-terminated name.
                 let r = unsafe { libc::mkdirat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode)) };
                 sys::result(r.into()).map_err(fail)?;
