@@ -36,7 +36,7 @@ pub fn plan(policy: &FsPolicy) -> Plan {
         .boundaries()
         .into_iter()
         .map(|path| {
-            let mut rights = policy.rights(&path);
+            let mut rights = policy.native_rights(&path);
             // Listing means nothing for a file: a denied file leaves its ancestors
             // listable. Only an unlistable bound needs a stat to find out.
             if !rights.list && path.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
@@ -69,7 +69,7 @@ struct Bound {
 }
 
 fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
-    let here = policy.rights(node);
+    let here = policy.native_rights(node);
     let below: Vec<&Bound> = bounds.iter().filter(|b| b.path != node && crate::policy::under(&b.path, node)).collect();
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);

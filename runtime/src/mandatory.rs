@@ -1,9 +1,21 @@
 //! srt's mandatory write denies: files and directories that would let a sandboxed command
 //! plant code the host runs later (shell rc files, git hooks and config, editor settings).
-//! Applied in the working directory (whether or not they exist) and, where they exist,
-//! in its subdirectories down to `mandatoryDenySearchDepth`. Git directories are returned
-//! separately: what is guarded inside them is [`crate::git_guard`]'s business.
+//!
+//! Applied at the top of the working directory and of every writable tree (whether or not
+//! they exist there) and, where they exist, below them down to `mandatoryDenySearchDepth`.
+//! Git directories are returned separately: what is guarded inside them is
+//! [`crate::git_guard`]'s business. A git directory is a `.git` (directory, or a file or
+//! symlink naming one), or a directory git would take for one (`HEAD` with `objects/` and
+//! `refs/`, or with a `commondir`).
+//!
+//! The search costs at most [`BUDGET`] directory entries, so that a launch does not slow
+//! down as the trees grow. A directory it had no budget left to list is not assumed safe:
+//! it is returned in `mediated`, where no Landlock rule grants writing and the supervisor
+//! judges every write by the same names, at any depth, recognising git directories as it
+//! goes ([`crate::policy::FsPolicy::guard`]).
 
+use std::collections::VecDeque;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub const DANGEROUS_FILES: &[&str] = &[
@@ -21,24 +33,96 @@ pub const DANGEROUS_DIRS: &[&str] = &[".vscode", ".idea", ".claude/commands", ".
 
 /// Directories never descended into while searching (as srt's `!**/node_modules/**`).
 const SKIP_DIRS: &[&str] = &["node_modules"];
-/// Bound on directories visited so a huge tree cannot stall every launch.
-const MAX_DIRS_VISITED: usize = 20_000;
 
-/// What the mandatory rules protect in a run in `cwd`.
+/// Directory entries the search reads at most, over all trees: about a millisecond.
+pub const BUDGET: usize = 8_192;
+
+/// Entries a writable tree other than the working directory may have at its top and still
+/// be split around its protected names (each entry costs a Landlock rule at every launch,
+/// a few microseconds): a bigger one (a busy `/tmp`) is written through the supervisor.
+pub const SPLIT_MAX: usize = 512;
+
+/// What the mandatory rules protect in a run.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Mandatory {
     /// Never writable (whether or not they exist).
     pub deny: Vec<PathBuf>,
     /// Git directories, guarded by [`crate::git_guard`] (whether or not they exist).
     pub git_dirs: Vec<PathBuf>,
+    /// Directories the search could not list within its budget.
+    pub mediated: Vec<PathBuf>,
 }
 
-/// The protected paths for a run in `cwd`.
-pub fn mandatory_denies(cwd: &Path, depth: u8) -> Mandatory {
+/// The protected paths for a run in `cwd` whose writable trees are `roots` (canonical).
+pub fn mandatory_denies(cwd: &Path, roots: &[PathBuf], depth: u8) -> Mandatory {
+    mandatory_denies_within(cwd, roots, depth, BUDGET)
+}
+
+fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize) -> Mandatory {
     let mut out = Mandatory::default();
-    let mut visited = 0usize;
-    walk(cwd, 0, depth, &mut out, &mut visited);
+    let mut tops: Vec<&Path> = std::iter::once(cwd).chain(roots.iter().map(PathBuf::as_path)).collect();
+    tops.dedup();
+    let mut queue: VecDeque<(PathBuf, u8)> = VecDeque::new();
+    for top in tops {
+        if queue.iter().any(|(q, _)| q == top) {
+            continue;
+        }
+        protect_in(top, true, &mut out);
+        queue.push_back((top.to_path_buf(), 0));
+    }
+    let mut left = budget;
+    // breadth first: the shallow levels, where the names matter most, come first
+    while let Some((dir, level)) = queue.pop_front() {
+        if level >= depth {
+            continue;
+        }
+        let before = left;
+        match list(&dir, &mut left) {
+            Listing::Done(_) if level == 0 && dir != cwd && before - left > SPLIT_MAX => out.mediated.push(dir),
+            Listing::Done(subdirs) => {
+                for d in subdirs {
+                    if d.file_name() == Some(OsStr::new(".git"))
+                        || SKIP_DIRS.iter().any(|s| d.file_name() == Some(OsStr::new(s)))
+                    {
+                        continue;
+                    }
+                    protect_in(&d, false, &mut out);
+                    queue.push_back((d, level + 1));
+                }
+            }
+            Listing::Unreadable => {}
+            Listing::OverBudget => {
+                out.mediated.push(dir);
+                out.mediated.extend(queue.drain(..).filter(|(_, l)| *l < depth).map(|(d, _)| d));
+                // said by `srt explain`, not at every run: big trees are normal
+                tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
+                break;
+            }
+        }
+    }
     out
+}
+
+enum Listing {
+    Done(Vec<PathBuf>),
+    Unreadable,
+    OverBudget,
+}
+
+/// The subdirectories of `dir`, unless listing them would take more than `left` entries.
+fn list(dir: &Path, left: &mut usize) -> Listing {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Listing::Unreadable };
+    let mut subdirs = Vec::new();
+    for e in entries.flatten() {
+        if *left == 0 {
+            return Listing::OverBudget;
+        }
+        *left -= 1;
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            subdirs.push(e.path());
+        }
+    }
+    Listing::Done(subdirs)
 }
 
 fn protect_in(dir: &Path, top: bool, out: &mut Mandatory) {
@@ -61,47 +145,21 @@ fn protect_in(dir: &Path, top: bool, out: &mut Mandatory) {
                 }
             }
         }
-        // in the working directory `.git` is guarded before it exists (`git init`)
+        // at the top of a tree `.git` is guarded before it exists (`git init`)
         Err(_) if top => out.git_dirs.push(git),
         Err(_) => {}
     }
-    // The working directory may not be turned into a bare repository for a host `git` to
-    // find: that takes a `HEAD` file, so one may not appear. This holds with a `.git` too:
-    // git falls back to the directory itself when `.git/HEAD` is made invalid.
-    if top {
-        if is_bare_repository(dir) {
-            out.git_dirs.push(dir.to_path_buf());
-        } else {
-            out.deny.push(dir.join("HEAD"));
-        }
-    }
-}
-
-/// git's own test (`is_git_directory`): `HEAD`, `objects/` and `refs/`.
-fn is_bare_repository(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
-}
-
-fn walk(dir: &Path, level: u8, depth: u8, out: &mut Mandatory, visited: &mut usize) {
-    protect_in(dir, level == 0, out);
-    if level >= depth || *visited >= MAX_DIRS_VISITED {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name();
-        if !ft.is_dir() || name == ".git" || SKIP_DIRS.iter().any(|s| name == *s) {
-            continue;
-        }
-        *visited += 1;
-        if *visited >= MAX_DIRS_VISITED {
-            crate::warn!("mandatory-deny search stopped after {MAX_DIRS_VISITED} directories");
-            return;
-        }
-        walk(&e.path(), level + 1, depth, out, visited);
+    // A directory git would use as a git directory is guarded as one. At the top of a tree
+    // one may not be made: that takes a `HEAD` file, so one may not appear. This holds
+    // with a `.git` too: git falls back to the directory itself when `.git/HEAD` is made
+    // invalid.
+    if crate::git_shape::is_git_dir(dir) {
+        out.git_dirs.push(dir.to_path_buf());
+    } else if top {
+        out.deny.push(dir.join("HEAD"));
+    } else if dir.join("objects").is_dir() && dir.join("refs").is_dir() {
+        // one `HEAD` away from a repository: guarded as one already
+        out.git_dirs.push(dir.to_path_buf());
     }
 }
 
@@ -119,14 +177,14 @@ mod tests {
         std::fs::write(root.join("a/.zshrc"), "").unwrap();
         std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
         std::fs::write(root.join("node_modules/x/.bashrc"), "").unwrap();
-        let got = mandatory_denies(&root, 3);
+        let got = mandatory_denies(&root, &[], 3);
         assert!(got.deny.contains(&root.join(".bashrc")), "missing cwd entries are protected");
         assert!(got.deny.contains(&root.join(".claude/commands")));
         assert!(got.git_dirs.contains(&root.join(".git")), "a missing .git in cwd is guarded");
         assert!(got.deny.contains(&root.join("HEAD")), "cwd may not become a bare repository");
         assert!(got.git_dirs.contains(&root.join("sub/.git")));
         std::fs::create_dir_all(root.join(".git")).unwrap();
-        let with_git = mandatory_denies(&root, 0);
+        let with_git = mandatory_denies(&root, &[], 0);
         assert!(with_git.deny.contains(&root.join("HEAD")), "with a .git too: git falls back to a bare cwd");
         std::fs::remove_dir(root.join(".git")).unwrap();
         assert!(got.deny.contains(&root.join("a/.zshrc")));
@@ -134,11 +192,60 @@ mod tests {
         assert!(!got.git_dirs.contains(&root.join("a/.git")));
         assert!(!got.deny.contains(&root.join("a/b/c/d/e/.bashrc")), "deeper than the search depth");
         assert!(!got.deny.iter().any(|p| p.starts_with(root.join("node_modules"))));
+        assert!(got.mediated.is_empty());
         std::fs::create_dir_all(root.join("objects")).unwrap();
         std::fs::create_dir_all(root.join("refs")).unwrap();
         std::fs::write(root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        let bare = mandatory_denies(&root, 1);
+        let bare = mandatory_denies(&root, &[], 1);
         assert!(bare.git_dirs.contains(&root), "an existing bare repository in cwd is guarded as one");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn every_writable_tree_and_bare_shapes_below() {
+        let root = std::env::temp_dir().join(format!("srt-mand-roots-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("w")).unwrap();
+        std::fs::create_dir_all(root.join("home/x/objects")).unwrap();
+        std::fs::create_dir_all(root.join("home/x/refs")).unwrap();
+        std::fs::create_dir_all(root.join("home/linked")).unwrap();
+        std::fs::write(root.join("home/linked/HEAD"), "x").unwrap();
+        std::fs::write(root.join("home/linked/commondir"), "../x").unwrap();
+        let got = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(got.deny.contains(&root.join("home/.bashrc")), "names at the top of every writable tree");
+        assert!(got.deny.contains(&root.join("home/.gitconfig")));
+        assert!(got.git_dirs.contains(&root.join("home/.git")));
+        assert!(got.deny.contains(&root.join("home/HEAD")));
+        assert!(got.git_dirs.contains(&root.join("home/x")), "objects/ and refs/: one HEAD from a repository");
+        assert!(got.git_dirs.contains(&root.join("home/linked")), "HEAD and commondir");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn what_the_budget_does_not_reach_is_mediated() {
+        let root = std::env::temp_dir().join(format!("srt-mand-budget-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for i in 0..20 {
+            std::fs::create_dir_all(root.join(format!("d{i:02}/e"))).unwrap();
+        }
+        let got = mandatory_denies_within(&root, &[], 3, 25);
+        // 20 entries at the top, then one each for five of the d's (in the order the
+        // directory lists them): the other 15 and the five `e`s queued below are mediated
+        assert!(!got.mediated.contains(&root), "the top was listed");
+        let level1 = got.mediated.iter().filter(|m| m.parent() == Some(root.as_path())).count();
+        let level2 = got.mediated.iter().filter(|m| m.file_name() == Some(OsStr::new("e"))).count();
+        assert_eq!((level1, level2), (15, 5), "{:?}", got.mediated);
+        let none = mandatory_denies_within(&root, &[], 3, 3);
+        assert_eq!(none.mediated, vec![root.clone()], "a top it could not list is mediated whole");
+        let wide = mandatory_denies_within(&root.join("d00"), &[root.clone()], 3, 10_000);
+        assert!(wide.mediated.is_empty(), "20 entries are split");
+        std::fs::remove_dir_all(&root).unwrap();
+        std::fs::create_dir_all(root.join("w")).unwrap();
+        for i in 0..SPLIT_MAX + 1 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        let wide = mandatory_denies_within(&root.join("w"), &[root.clone()], 3, 10_000);
+        assert_eq!(wide.mediated, vec![root.clone()], "a wide tree other than the working directory is not split");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

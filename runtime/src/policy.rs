@@ -26,6 +26,10 @@ pub struct FsPolicy {
     /// Further paths where the Landlock plan must split rights (git directories' guarded
     /// names, existing or not), so that new entries there go to the supervisor.
     pub extra_bounds: Vec<PathBuf>,
+    /// Trees the launch's search had no budget to look through ([`crate::mandatory`]): no
+    /// Landlock rule grants writing there, and [`FsPolicy::guard`] recognises protected
+    /// names and git directories there as the supervisor meets them.
+    pub mediated: Vec<PathBuf>,
 }
 
 /// Rights at one path: reading files, listing directories, writing. Listing is separate
@@ -85,6 +89,12 @@ impl FsPolicy {
         if self.deny_write.iter().any(|d| under(p, d)) {
             return Guard::Deny;
         }
+        if let Some(m) = self.mediated.iter().find(|m| under(p, m)) {
+            let g = mediated_guard(p, m);
+            if g != Guard::Open {
+                return g;
+            }
+        }
         match self.git_dirs.iter().find(|g| under(p, g)) {
             Some(g) => match p.strip_prefix(g).map(git_guard::classify) {
                 Ok(Guard::GitConfig) if self.allow_git_config => Guard::Open,
@@ -138,10 +148,20 @@ impl FsPolicy {
         Rights { read, list, write: self.can_write(p) }
     }
 
+    /// What Landlock may grant at `p`: [`FsPolicy::rights`], without writing in the trees
+    /// the supervisor judges whole (`mediated`).
+    pub fn native_rights(&self, p: &Path) -> Rights {
+        let mut r = self.rights(p);
+        if r.write && self.mediated.iter().any(|m| under(p, m)) {
+            r.write = false;
+        }
+        r
+    }
+
     /// Every path where the rights may change.
     pub fn boundaries(&self) -> Vec<PathBuf> {
         let mut all: Vec<PathBuf> =
-            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write, &self.extra_bounds]
+            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write, &self.extra_bounds, &self.mediated]
                 .into_iter()
                 .flatten()
                 .cloned()
@@ -149,6 +169,27 @@ impl FsPolicy {
         all.sort();
         all.dedup();
         all
+    }
+}
+
+/// The guard at `p` inside a tree the launch's search did not list (`m`): the mandatory
+/// names at any depth, and the rules of the git directory `p` is in, found by looking at
+/// the disk on the way up to `m`.
+fn mediated_guard(p: &Path, m: &Path) -> Guard {
+    use crate::mandatory::{DANGEROUS_DIRS, DANGEROUS_FILES};
+    let named = |q: &Path| {
+        q.file_name().and_then(|n| n.to_str()).is_some_and(|n| DANGEROUS_FILES.contains(&n))
+            || DANGEROUS_DIRS.iter().any(|d| q.ends_with(d))
+    };
+    if p.ancestors().take_while(|a| under(a, m)).any(named) {
+        return Guard::Deny;
+    }
+    let git = p.ancestors().skip(1).take_while(|a| under(a, m)).find(|a| crate::git_shape::is_git_dir(a));
+    match git {
+        Some(g) => p.strip_prefix(g).map_or(Guard::Deny, git_guard::classify),
+        // one `HEAD` (or a `commondir`) would make its directory a repository
+        None if matches!(p.file_name().and_then(|n| n.to_str()), Some("HEAD" | "commondir")) => Guard::Deny,
+        None => Guard::Open,
     }
 }
 

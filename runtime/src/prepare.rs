@@ -62,7 +62,10 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     // The working directory is canonical (getcwd) and the search walks real directories,
     // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
     let cwd = canonical(cx.cwd);
-    let mandatory = mandatory_denies(&cwd, s.search_depth());
+    // the writable trees as the settings give them: TMPDIR and devices come later
+    let roots: Vec<PathBuf> = policy.write.iter().filter(|w| w.is_dir()).cloned().collect();
+    let mandatory = mandatory_denies(&cwd, &roots, s.search_depth());
+    policy.mediated = mandatory.mediated;
     for p in mandatory.deny {
         let parent_plain = |d: &Path| d == cwd || d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink());
         let plain =
