@@ -237,14 +237,14 @@ mod tests {
         assert_eq!((level1, level2), (15, 5), "{:?}", got.mediated);
         let none = mandatory_denies_within(&root, &[], 3, 3);
         assert_eq!(none.mediated, vec![root.clone()], "a top it could not list is mediated whole");
-        let wide = mandatory_denies_within(&root.join("d00"), &[root.clone()], 3, 10_000);
+        let wide = mandatory_denies_within(&root.join("d00"), std::slice::from_ref(&root), 3, 10_000);
         assert!(wide.mediated.is_empty(), "20 entries are split");
         std::fs::remove_dir_all(&root).unwrap();
         std::fs::create_dir_all(root.join("w")).unwrap();
         for i in 0..SPLIT_MAX + 1 {
             std::fs::write(root.join(format!("f{i}")), "").unwrap();
         }
-        let wide = mandatory_denies_within(&root.join("w"), &[root.clone()], 3, 10_000);
+        let wide = mandatory_denies_within(&root.join("w"), std::slice::from_ref(&root), 3, 10_000);
         assert_eq!(wide.mediated, vec![root.clone()], "a wide tree other than the working directory is not split");
         std::fs::remove_dir_all(&root).unwrap();
     }
