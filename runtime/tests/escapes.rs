@@ -17,6 +17,7 @@ mod escape {
     mod network;
     mod process;
     mod review_channels;
+    mod review_delayed;
     mod review_fourth;
     mod review_git;
     mod review_lifecycle;

@@ -237,18 +237,19 @@ impl Call<'_> {
             && self.native_parent(base(dirfds[1]), new.to_bytes()) == Some(true)
     }
 
-    /// For `CONTINUE`: whether a rename moves a directory (either way, with
-    /// `RENAME_EXCHANGE`), as far as a look now tells. Only a hint: the kernel refuses a
-    /// directory that appears there meanwhile, since no rule lets it make one.
+    /// For `CONTINUE`: whether a rename moves a directory, a symlink or a FIFO (either way,
+    /// with `RENAME_EXCHANGE`), as far as a look now tells. Only a hint: the kernel refuses
+    /// one that appears there meanwhile, since no rule lets it make those.
     fn moves_directory(&self, dirfds: [i32; 2], old: &CStr, new: &CStr, flags: u32) -> bool {
-        let is_dir = |fd: i32, raw: &CStr| match self.native_parent_entry(base(fd), raw.to_bytes()) {
+        let mediated = |fd: i32, raw: &CStr| match self.native_parent_entry(base(fd), raw.to_bytes()) {
             Some((_, dir, name)) => match sys::cstr(name) {
-                Ok(n) => sys::lstat_at(dir.as_fd(), &n).is_ok_and(|st| sys::file_type(&st) == libc::S_IFDIR),
+                Ok(n) => sys::lstat_at(dir.as_fd(), &n)
+                    .is_ok_and(|st| matches!(sys::file_type(&st), libc::S_IFDIR | libc::S_IFLNK | libc::S_IFIFO)),
                 Err(_) => true,
             },
             None => true,
         };
-        is_dir(dirfds[0], old) || (flags & libc::RENAME_EXCHANGE != 0 && is_dir(dirfds[1], new))
+        mediated(dirfds[0], old) || (flags & libc::RENAME_EXCHANGE != 0 && mediated(dirfds[1], new))
     }
 
     /// Links, FIFOs and sockets may not be made inside a git directory: host git opens its
@@ -485,6 +486,12 @@ impl Call<'_> {
             if matches!(kind_of(&s), Kind::Symlink | Kind::Special) {
                 self.outside_git_dirs(&dst)?;
                 self.journal(Entry::Special(dst.path.clone()))?;
+            }
+            if flags & libc::RENAME_EXCHANGE != 0
+                && d.as_ref().is_some_and(|d| matches!(kind_of(d), Kind::Symlink | Kind::Special))
+            {
+                self.outside_git_dirs(&src)?;
+                self.journal(Entry::Special(src.path.clone()))?;
             }
             // SAFETY: plain syscall with live fds and NUL-terminated names.
             let r = unsafe {
