@@ -71,6 +71,31 @@ pub fn check_at(text: &[u8], worktree_ups: usize) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The value of `core.<key>` (lowercase) in a config the user wrote, read leniently (the
+/// allow-list's parser refuses much that git accepts): the last one wins, as in git.
+/// `None` when it is not set.
+pub fn core_value(text: &[u8], key: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let mut in_core = false;
+    let mut found = None;
+    for l in text.lines() {
+        let mut rest = l.trim_start_matches([' ', '\t']);
+        if let Some(h) = rest.strip_prefix('[') {
+            let end = h.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(h.len());
+            in_core = h[..end].eq_ignore_ascii_case("core") && h[end..].trim_start().starts_with(']');
+            rest = h[end..].split_once(']').map_or("", |(_, after)| after).trim_start_matches([' ', '\t']);
+        }
+        if !in_core || rest.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = rest.split_once('=') else { continue };
+        if k.trim().eq_ignore_ascii_case(key) {
+            found = parse_value(v).ok();
+        }
+    }
+    found
+}
+
 fn refuse(line: usize, what: String, reason: &'static str) -> Refusal {
     Refusal { line, what, reason }
 }
@@ -486,6 +511,20 @@ fn check_shared(v: &str) -> Result<(), &'static str> {
     match u32::from_str_radix(v, 8) {
         Ok(mode) if octal && mode & 0o002 == 0 => Ok(()),
         _ => Err("core.sharedrepository must be a git sharing word or an octal mode others cannot write"),
+    }
+}
+
+#[cfg(test)]
+mod core_value_tests {
+    use super::core_value;
+
+    #[test]
+    fn reads_hooks_path_as_git_does() {
+        let c =
+            b"[core]\n\tbare = false\n[remote \"o\"]\n\thooksPath = no\n[CORE]\n\thooksPath = \".husky/_\"  # husky\n";
+        assert_eq!(core_value(c, "hookspath").as_deref(), Some(".husky/_"));
+        assert_eq!(core_value(b"[core] hooksPath = a\n[core]\nhookspath=b\n", "hookspath").as_deref(), Some("b"));
+        assert_eq!(core_value(b"[user]\nname = x\n", "hookspath"), None);
     }
 }
 

@@ -77,6 +77,11 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         }
     }
     policy.git_dirs = mandatory.git_dirs;
+    for p in hooks_and_worktrees(&policy.git_dirs, cx.home) {
+        if policy.in_write_tree(&p) {
+            policy.deny_write.push(p);
+        }
+    }
     // deepest first: a path below a nested repository is judged by that repository's rules
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
@@ -109,6 +114,51 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         list.dedup();
     }
     Ok(policy)
+}
+
+/// What the git configs known at launch make host git run or write elsewhere: a
+/// `core.hooksPath` is a hooks directory like `.git/hooks` (husky's `.husky/_`), protected
+/// whole; a `core.worktree` is a work tree whose top gets the mandatory names. Read from
+/// the guarded git directories' configs and the user's global ones.
+fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let globals: Vec<PathBuf> = [
+        Some(PathBuf::from("/etc/gitconfig")),
+        home.map(|h| h.join(".gitconfig")),
+        xdg.or_else(|| home.map(|h| h.join(".config"))).map(|c| c.join("git/config")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let expand = |v: &str, base: &Path| -> PathBuf {
+        match (v.strip_prefix("~/"), home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => base.join(v),
+        }
+    };
+    let mut out = Vec::new();
+    let mut look = |config: &Path, base: &Path| {
+        let Ok(text) = std::fs::read(config) else { return };
+        if let Some(h) = crate::git_config::core_value(&text, "hookspath") {
+            out.push(canonical(&expand(&h, base)));
+        }
+        if let Some(w) = crate::git_config::core_value(&text, "worktree") {
+            // relative to the git directory, which holds the config
+            let top = canonical(&expand(&w, config.parent().unwrap_or(base)));
+            out.extend(
+                crate::mandatory::DANGEROUS_FILES.iter().chain(crate::mandatory::DANGEROUS_DIRS).map(|n| top.join(n)),
+            );
+        }
+    };
+    for g in git_dirs {
+        // relative hook paths are taken from the top of the work tree (`.git`'s directory)
+        let top = if g.file_name() == Some(std::ffi::OsStr::new(".git")) { g.parent().unwrap_or(g) } else { g };
+        look(&g.join("config"), top);
+    }
+    for c in &globals {
+        look(c, home.unwrap_or(Path::new("/")));
+    }
+    out
 }
 
 /// Where the Landlock plan must split rights for git directories: their guarded names

@@ -117,6 +117,32 @@ escapes! {
     // finding 1: a FIFO in a git directory blocks host git
     fifo_in_git_dir => link_in_repo("rm -f .git/logs/HEAD && mkfifo .git/logs/HEAD").within(Duration::from_secs(40));
 
+    // finding 4: the repository's own config points core.hooksPath into the work tree
+    // (husky): its hooks are plain files there, protected like .git/hooks
+    hooks_path_in_work_tree => Scenario::new(r#"printf '#!/bin/sh\ntouch "$O/pwned"\n' > .husky/_/pre-commit"#)
+        .setup(|e| {
+            repo_with_commit(e);
+            e.file(&e.w(".husky/_/pre-commit"), "#!/bin/sh\nexit 0\n");
+            std::fs::set_permissions(e.w(".husky/_/pre-commit"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            let (ok, text) = host_git(e, &["config", "core.hooksPath", ".husky/_"]);
+            assert!(ok, "{text}");
+        })
+        .fails()
+        .holds("w/.husky/_/pre-commit", "#!/bin/sh\nexit 0\n")
+        .check(|e, _| {
+            let _ = host_git(e, COMMIT);
+            if e.o("pwned").exists() { Err("host git ran a hook the command wrote".into()) } else { Ok(()) }
+        });
+    hooks_path_new_hook => Scenario::new(r#"printf '#!/bin/sh\ntouch "$O/pwned"\n' > .husky/_/pre-commit && chmod +x .husky/_/pre-commit"#)
+        .setup(|e| {
+            repo_with_commit(e);
+            e.dir(&e.w(".husky/_"));
+            let (ok, text) = host_git(e, &["config", "core.hooksPath", ".husky/_"]);
+            assert!(ok, "{text}");
+        })
+        .fails()
+        .absent("w/.husky/_/pre-commit");
+
     // a repository prepared in TMPDIR (or anywhere) and moved into place whole
     repo_moved_in => Scenario::new(&format!(
         r#"{FSMONITOR}; git init -q "$TMPDIR/r" && fsmon "$TMPDIR/r/.git/config" pwned && mv "$TMPDIR/r" sub"#))
