@@ -30,6 +30,7 @@ pub mod net;
 pub mod notify;
 pub mod policy;
 pub mod prepare;
+pub mod protected_names;
 pub mod reaper;
 pub mod seccomp;
 pub mod supervisor;
