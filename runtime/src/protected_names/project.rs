@@ -108,6 +108,7 @@ const BUILD: &str = "the project's own build: run on purpose by the user, as eve
 #[rustfmt::skip]
 pub const PROJECT_NOT_PROTECTED: &[Decision] = &[
     no("Makefile", BUILD, "https://www.gnu.org/software/make/manual/make.html"),
+    no("build.rs", BUILD, "https://doc.rust-lang.org/cargo/reference/build-scripts.html"),
     no("package.json", "scripts and lifecycle scripts (preinstall, prepare) run by npm commands the user types; husky v4 and lint-staged configs inside it run at commit: a limit", "https://docs.npmjs.com/cli/v10/using-npm/scripts"),
     no(".npmrc", "project npm settings apply to npm commands in the project, which run its scripts anyway", "https://docs.npmjs.com/cli/v10/configuring-npm/npmrc"),
     no(".yarnrc.yml", "yarnPath names the yarn release the project vendors (.yarn/releases), itself project code every yarn runs; a copy in a parent directory ($HOME) is protected as a home file", "https://yarnpkg.com/configuration/yarnrc"),
@@ -125,6 +126,7 @@ pub const PROJECT_NOT_PROTECTED: &[Decision] = &[
     no(".env", "data for the project's own code; agents often write it. A limit: Gemini CLI, aider and direnv (load_dotenv in a whitelisted directory) load it into the environment of commands they run; add it to denyWrite when using them", "https://aider.chat/docs/config/dotenv.html"),
     no(".tool-versions", "versions only; asdf and mise install from plugins the user added", "https://asdf-vm.com/manage/configuration.html"),
     no(".python-version", "a version name; pyenv validates it since 2.3.3 (CVE-2022-35861)", "https://github.com/pyenv/pyenv/pull/2412"),
+    no(".nvmrc", "a node version name nvm installs from its own mirror", "https://github.com/nvm-sh/nvm#nvmrc"),
     no(".editorconfig", "formatting settings, no program", "https://editorconfig.org/"),
     no("eslint.config.js", "linter configs are code run by linters the user, an IDE with workspace trust or a commit hook starts: a limit, as for all project code", "https://eslint.org/docs/latest/use/configure/configuration-files"),
 ];
