@@ -33,6 +33,7 @@ pub mod notify;
 pub mod policy;
 pub mod pool;
 pub mod prepare;
+pub mod protected_names;
 pub mod reaper;
 pub mod seccomp;
 pub mod supervisor;

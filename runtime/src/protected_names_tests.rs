@@ -1,0 +1,263 @@
+use super::*;
+use std::collections::HashSet;
+
+fn p(s: &str) -> &Path {
+    Path::new(s)
+}
+
+/// Every list's paths, named for the failure message.
+fn all_paths() -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    out.extend(HOME.iter().map(|e| ("HOME", e.path)));
+    out.extend(PROJECT.iter().map(|e| ("PROJECT", e.path)));
+    out.extend(PROJECT_NOT_PROTECTED.iter().map(|d| ("PROJECT_NOT_PROTECTED", d.path)));
+    out.extend(INSTRUCTION_FILES.iter().map(|d| ("INSTRUCTION_FILES", d.path)));
+    out.extend(HOME_ALLOW.iter().map(|a| ("HOME_ALLOW", a.path)));
+    out.extend(SRT_0_0_83.iter().map(|s| ("SRT_0_0_83", *s)));
+    out
+}
+
+/// A man page section (`name(5)`), a URL, a distribution file or this README.
+fn is_source(s: &str) -> bool {
+    let man = s.char_indices().any(|(i, c)| c == '(' && s[i + 1..].starts_with(|d: char| d.is_ascii_digit()));
+    s.contains("https://") || s.contains("http://") || man || s.starts_with("/etc/") || s.starts_with("README.md")
+}
+
+#[test]
+fn paths_are_well_formed_relative_patterns() {
+    for (list, path) in all_paths() {
+        assert!(well_formed(path), "{list}: {path:?} is not a well-formed relative pattern");
+    }
+    for bad in ["", "/etc/x", "a//b", "a/", "./a", "a/../b", "a/**", " a", "a\\b", "a/\tb"] {
+        assert!(!well_formed(bad), "{bad:?} accepted");
+    }
+    assert!(well_formed(".local/lib/python*/site-packages"));
+}
+
+#[test]
+fn no_duplicates_and_no_entry_hidden_by_another() {
+    for (name, list) in [
+        ("HOME", HOME.iter().map(|e| e.path).collect::<Vec<_>>()),
+        ("PROJECT", PROJECT.iter().map(|e| e.path).collect()),
+        ("HOME_ALLOW", HOME_ALLOW.iter().map(|a| a.path).collect()),
+        ("PROJECT_NOT_PROTECTED", PROJECT_NOT_PROTECTED.iter().map(|d| d.path).collect()),
+        ("INSTRUCTION_FILES", INSTRUCTION_FILES.iter().map(|d| d.path).collect()),
+    ] {
+        let mut seen = HashSet::new();
+        for path in &list {
+            assert!(seen.insert(*path), "{name}: {path} twice");
+            // an entry below another of the same list says nothing the first does not
+            // (allow entries may nest: .npm/_logs is on by default, .npm only when asked)
+            if name != "HOME_ALLOW" {
+                for other in &list {
+                    assert!(other == path || !covers(other, p(path)), "{name}: {path} is already covered by {other}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_entry_says_why_and_where_that_is_documented() {
+    for e in HOME.iter().chain(PROJECT) {
+        assert!(e.runs.len() >= 10, "{}: no reason", e.path);
+        assert!(is_source(e.source), "{}: source {:?} is not a man page, URL or file", e.path, e.source);
+    }
+    for d in PROJECT_NOT_PROTECTED.iter().chain(INSTRUCTION_FILES) {
+        assert!(d.why.len() >= 10, "{}: no reason", d.path);
+        assert!(is_source(d.source), "{}: source {:?}", d.path, d.source);
+    }
+    for a in HOME_ALLOW {
+        assert!(a.risk.len() >= 10 && !a.tool.is_empty(), "{}: no tool or risk", a.path);
+    }
+    for (var, what) in ENV_NAMED.iter().chain(CACHE_ENV) {
+        assert!(!var.is_empty() && !what.is_empty());
+    }
+}
+
+#[test]
+fn allow_list_and_protected_list_overlap_only_where_documented() {
+    let documented: HashSet<(&str, &str)> = ALLOW_OVERLAPS.iter().map(|(a, p, _)| (*a, *p)).collect();
+    let mut found = HashSet::new();
+    for a in HOME_ALLOW {
+        for e in HOME {
+            if overlap(a.path, e.path) {
+                assert!(
+                    documented.contains(&(a.path, e.path)),
+                    "allow entry {} overlaps protected {} without a documented reason",
+                    a.path,
+                    e.path
+                );
+                found.insert((a.path, e.path));
+            }
+        }
+    }
+    assert_eq!(found, documented, "a documented overlap no longer exists: remove it");
+    for (a, e, why) in ALLOW_OVERLAPS {
+        assert!(covers(e, p(a)) && *a != *e, "{a} must lie strictly inside {e}");
+        assert!(why.len() >= 10);
+    }
+}
+
+#[test]
+fn project_list_is_a_superset_of_srt_0_0_83_and_of_the_current_mandatory_names() {
+    let mandatory = crate::mandatory::DANGEROUS_FILES.iter().chain(crate::mandatory::DANGEROUS_DIRS);
+    for name in SRT_0_0_83.iter().chain(mandatory) {
+        assert!(project_entry(p(name)).is_some(), "{name} (srt 0.0.83) is not protected by PROJECT");
+    }
+    let srt: HashSet<&str> = SRT_0_0_83.iter().copied().collect();
+    let current: HashSet<&str> =
+        crate::mandatory::DANGEROUS_FILES.iter().chain(crate::mandatory::DANGEROUS_DIRS).copied().collect();
+    assert_eq!(srt, current, "SRT_0_0_83 no longer matches mandatory.rs");
+}
+
+#[test]
+fn decisions_do_not_contradict_the_protected_list() {
+    for d in PROJECT_NOT_PROTECTED.iter().chain(INSTRUCTION_FILES) {
+        assert!(project_entry(p(d.path)).is_none(), "{} is both protected and decided not protected", d.path);
+    }
+    // the findings of the issue are covered
+    for must in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".cursor/mcp.json",
+        ".roo/mcp.json",
+        ".continue/mcpServers/x.yaml",
+        ".pre-commit-config.yaml",
+        ".devcontainer/devcontainer.json",
+        ".husky/pre-commit",
+        "lefthook.yml",
+        ".lefthook-local.json",
+        ".github/hooks/x.json",
+        "x.code-workspace",
+    ] {
+        assert!(project_entry(p(must)).is_some(), "{must} not protected");
+    }
+    for open in [".github/workflows/ci.yml", "Makefile", "src/main.rs", ".yarnrc.yml", "lefthook", "CLAUDE.md"] {
+        assert!(project_entry(p(open)).is_none(), "{open} should stay writable");
+    }
+}
+
+#[test]
+fn the_issue_findings_in_home_are_covered() {
+    for must in [
+        ".config/git/config",
+        ".bash_login",
+        ".zshenv",
+        ".ssh/config",
+        ".ssh/authorized_keys",
+        ".ssh/rc",
+        ".local/bin/ls",
+        ".local/lib/python3.12/site-packages/evil.pth",
+        ".local/lib/python3.12/site-packages/usercustomize.py",
+        ".bash_aliases",
+        ".bash_logout",
+        ".npmrc",
+        ".cargo/config.toml",
+        ".mavenrc",
+        ".gradle/init.d/x.init.gradle",
+        ".gradle/init.gradle.kts",
+        ".vimrc",
+        ".config/nvim/init.lua",
+        ".tmux.conf",
+        ".docker/cli-plugins/docker-x",
+        ".kube/config",
+        ".aws/config",
+        ".config/systemd/user/x.service",
+        ".config/autostart/x.desktop",
+        ".claude/settings.json",
+        ".claude.json",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".cursor/mcp.json",
+        ".aider.conf.yml",
+        ".lesskey",
+        ".zcompdump-host-5.9",
+        "bin/git",
+        "go/bin/x",
+    ] {
+        assert!(home_entry(p(must)).is_some(), "~/{must} not protected");
+    }
+    let explicit: Vec<&str> = non_dot_home_entries().map(|e| e.path).collect();
+    assert!(explicit.contains(&"bin") && explicit.contains(&"go/bin") && explicit.contains(&"node_modules"));
+    assert!(explicit.iter().all(|e| !e.starts_with('.')));
+}
+
+#[test]
+fn patterns_match_whole_components() {
+    assert!(covers(".local/lib/python*/site-packages", p(".local/lib/python3.11/site-packages/a.pth")));
+    assert!(!covers(".local/lib/python*/site-packages", p(".local/lib/perl5/site-packages/a")));
+    assert!(covers("*.code-workspace", p("app.code-workspace")));
+    assert!(!covers("*.code-workspace", p("app.code-workspace.bak")));
+    assert!(covers("lefthook.*", p("lefthook.yml")) && !covers("lefthook.*", p("lefthook-local.yml")));
+    assert!(covers("a*b*c", p("axxbyyc")) && !covers("a*b*c", p("axxbyy")) && !covers("a*b*c", p("abc-d")));
+    assert!(!covers(".cargo/config", p(".cargo/config.toml")));
+    assert!(!covers(".bashrc", p(".bashrc.d/x")));
+    assert!(!covers(".ssh", p("/home/u/.ssh")), "absolute paths are never relative matches");
+    assert!(!covers(".ssh", p("../.ssh")));
+    assert!(covers(".ssh", p("./.ssh/config")));
+    assert!(lies_below(".config/git", p(".config")) && !lies_below(".config/git", p(".config/git")));
+    assert!(home_protected_below(p(".cargo")) && !home_protected_below(p(".cargo/registry")));
+    assert!(is_dot_entry(p(".cache/x")) && !is_dot_entry(p("projects/.git")));
+}
+
+#[test]
+fn home_rules_when_home_is_writable() {
+    let none = HomeSettings::default();
+    assert!(matches!(home_rule(p(".bashrc"), none), HomeRule::Protected(e) if e.path == ".bashrc"));
+    assert!(matches!(home_rule(p(".config/git/config"), none), HomeRule::Protected(_)));
+    assert!(matches!(home_rule(p(".bash_history"), none), HomeRule::Allowed(Some(a)) if a.default));
+    assert_eq!(home_rule(p(".cache/pip/http/x"), none), HomeRule::DotEntry, "trusted caches are off by default");
+    assert_eq!(home_rule(p(".config/unknown-tool/x"), none), HomeRule::DotEntry);
+    assert_eq!(home_rule(p("projects/app/src/main.rs"), none), HomeRule::Open);
+    assert!(matches!(home_rule(p("bin/ls"), none), HomeRule::Protected(_)), "non-dot entries by name");
+    assert_eq!(home_rule(p("go/src/x.go"), none), HomeRule::Open);
+    // a documented overlap: the history inside a protected directory
+    assert!(matches!(home_rule(p(".local/share/fish/fish_history"), none), HomeRule::Allowed(Some(_))));
+    assert!(matches!(home_rule(p(".local/share/fish/generated_completions/ls.fish"), none), HomeRule::Protected(_)));
+    assert!(matches!(home_rule(p(".claude/debug/log.txt"), none), HomeRule::Allowed(Some(_))));
+    assert!(matches!(home_rule(p(".claude/settings.json"), none), HomeRule::Protected(_)));
+    // an opt-in overlap stays protected until asked for
+    assert!(matches!(home_rule(p(".local/share/pnpm/store/v3/x"), none), HomeRule::Protected(_)));
+
+    let allow = [".cache/pip", ".cargo", ".config/mytool"];
+    let user = HomeSettings { allow: &allow, deny: &[] };
+    assert!(matches!(home_rule(p(".cache/pip/http/x"), user), HomeRule::Allowed(Some(a)) if !a.default));
+    assert!(matches!(home_rule(p(".cargo/registry/src/x"), user), HomeRule::Allowed(Some(_))), "a parent enables");
+    assert!(matches!(home_rule(p(".cargo/bin/cargo"), user), HomeRule::Protected(_)), "protected entries stay");
+    assert_eq!(home_rule(p(".config/mytool/state"), user), HomeRule::Allowed(None));
+    assert_eq!(home_rule(p(".cache/go-build/x"), user), HomeRule::DotEntry);
+
+    let deny = [".bash_history", ".local/share/fish"];
+    let user = HomeSettings { allow: &[], deny: &deny };
+    assert_eq!(home_rule(p(".bash_history"), user), HomeRule::UserDenied);
+    assert!(matches!(home_rule(p(".local/share/fish/fish_history"), user), HomeRule::Protected(_)));
+}
+
+#[test]
+fn a_user_allow_cannot_reopen_the_protected_list() {
+    assert!(check_user_allow(".bashrc").is_err());
+    assert_eq!(check_user_allow(".ssh/known_hosts").map_err(|e| e.path), Err(".ssh"));
+    assert!(check_user_allow(".local/lib/python3.12/site-packages").is_err());
+    assert!(check_user_allow(".cache/go-build").is_ok());
+    assert!(check_user_allow(".cargo").is_ok(), "a parent: what is protected inside stays protected");
+    assert!(check_user_allow(".local/share/fish/fish_history").is_ok(), "documented overlap");
+    assert!(check_user_allow(".local/share/pnpm/store").is_ok(), "documented overlap");
+}
+
+#[test]
+fn xdg_variables_move_entries_only_when_absolute() {
+    let home = p("/home/u");
+    let env = |v: &str| match v {
+        "XDG_CONFIG_HOME" => Some(OsString::from("/cfg")),
+        "XDG_DATA_HOME" => Some(OsString::from("relative/data")),
+        _ => None,
+    };
+    assert_eq!(xdg_location(".config/git", home, env), p("/cfg/git"));
+    assert_eq!(xdg_location(".local/share/fish", home, env), p("/home/u/.local/share/fish"));
+    assert_eq!(xdg_location(".cache/pip", home, env), p("/home/u/.cache/pip"));
+    assert_eq!(xdg_location(".bashrc", home, env), p("/home/u/.bashrc"));
+    assert_eq!(xdg_location(".configx/y", home, env), p("/home/u/.configx/y"));
+}
