@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use crate::git_guard::Guard;
 use crate::launch::{NetworkMode, Prepared};
-use crate::mandatory::{DANGEROUS_DIRS, DANGEROUS_FILES};
 
 pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     let ns = p.mode == NetworkMode::Namespace;
@@ -147,7 +146,7 @@ fn origin(p: &Path, settings_files: &[PathBuf]) -> &'static str {
         "(srt's state)"
     } else if name == "HEAD" {
         "(bare repo)"
-    } else if DANGEROUS_FILES.contains(&name) || DANGEROUS_DIRS.iter().any(|d| p.ends_with(d)) || name == ".git" {
+    } else if name == ".git" || crate::protected_names::PROJECT.iter().any(|e| p.ends_with(e.path)) {
         "(mandatory)"
     } else {
         "(denyWrite)"

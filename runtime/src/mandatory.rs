@@ -15,21 +15,9 @@
 //! goes ([`crate::policy::FsPolicy::guard`]).
 
 use std::collections::VecDeque;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-pub const DANGEROUS_FILES: &[&str] = &[
-    ".gitconfig",
-    ".gitmodules",
-    ".bashrc",
-    ".bash_profile",
-    ".zshrc",
-    ".zprofile",
-    ".profile",
-    ".ripgreprc",
-    ".mcp.json",
-];
-pub const DANGEROUS_DIRS: &[&str] = &[".vscode", ".idea", ".claude/commands", ".claude/agents"];
+use crate::protected_names::{self, PROJECT};
 
 /// Directories never descended into while searching (as srt's `!**/node_modules/**`).
 const SKIP_DIRS: &[&str] = &["node_modules"];
@@ -51,6 +39,10 @@ pub struct Mandatory {
     pub git_dirs: Vec<PathBuf>,
     /// Directories the search could not list within its budget.
     pub mediated: Vec<PathBuf>,
+    /// The tops of the trees (the working directory, each writable tree): the project
+    /// names hold there for names made later too, wildcards included
+    /// ([`crate::policy::FsPolicy::guard`]).
+    pub tops: Vec<PathBuf>,
 }
 
 /// The protected paths for a run in `cwd` whose writable trees are `roots` (canonical).
@@ -60,16 +52,18 @@ pub fn mandatory_denies(cwd: &Path, roots: &[PathBuf], depth: u8) -> Mandatory {
 
 fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize) -> Mandatory {
     let mut out = Mandatory::default();
-    let mut tops: Vec<&Path> = std::iter::once(cwd).chain(roots.iter().map(PathBuf::as_path)).collect();
+    let mut tops: Vec<PathBuf> =
+        std::iter::once(cwd).chain(roots.iter().map(PathBuf::as_path)).map(Path::to_path_buf).collect();
     tops.dedup();
     let mut queue: VecDeque<(PathBuf, u8)> = VecDeque::new();
-    for top in tops {
+    for top in &tops {
         if queue.iter().any(|(q, _)| q == top) {
             continue;
         }
-        protect_in(top, true, &mut out);
-        queue.push_back((top.to_path_buf(), 0));
+        protect_missing_at_top(top, &mut out);
+        queue.push_back((top.clone(), 0));
     }
+    out.tops = tops;
     let mut left = budget;
     // breadth first: the shallow levels, where the names matter most, come first
     while let Some((dir, level)) = queue.pop_front() {
@@ -79,14 +73,14 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
         let before = left;
         match list(&dir, &mut left) {
             Listing::Done(_) if level == 0 && dir != cwd && before - left > SPLIT_MAX => out.mediated.push(dir),
-            Listing::Done(subdirs) => {
-                for d in subdirs {
-                    if d.file_name() == Some(OsStr::new(".git"))
-                        || SKIP_DIRS.iter().any(|s| d.file_name() == Some(OsStr::new(s)))
-                    {
+            Listing::Done(entries) => {
+                protect_listed(&dir, &entries, &mut out);
+                for (name, is_dir) in entries {
+                    if !is_dir || name == ".git" || SKIP_DIRS.contains(&name.as_str()) {
                         continue;
                     }
-                    protect_in(&d, false, &mut out);
+                    let d = dir.join(&name);
+                    git_dir_in(&d, false, &mut out);
                     queue.push_back((d, level + 1));
                 }
             }
@@ -104,34 +98,66 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
 }
 
 enum Listing {
-    Done(Vec<PathBuf>),
+    /// Names (UTF-8 only: the researched names are ASCII) and whether each is a directory.
+    Done(Vec<(String, bool)>),
     Unreadable,
     OverBudget,
 }
 
-/// The subdirectories of `dir`, unless listing them would take more than `left` entries.
+/// The entries of `dir`, unless listing them would take more than `left` entries.
 fn list(dir: &Path, left: &mut usize) -> Listing {
     let Ok(entries) = std::fs::read_dir(dir) else { return Listing::Unreadable };
-    let mut subdirs = Vec::new();
+    let mut out = Vec::new();
     for e in entries.flatten() {
         if *left == 0 {
             return Listing::OverBudget;
         }
         *left -= 1;
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            subdirs.push(e.path());
+        if let Ok(name) = e.file_name().into_string() {
+            out.push((name, e.file_type().is_ok_and(|t| t.is_dir())));
         }
     }
-    Listing::Done(subdirs)
+    Listing::Done(out)
 }
 
-fn protect_in(dir: &Path, top: bool, out: &mut Mandatory) {
-    for name in DANGEROUS_FILES.iter().chain(DANGEROUS_DIRS) {
-        let p = dir.join(name);
-        if top || p.symlink_metadata().is_ok() {
-            out.deny.push(p);
+/// At the top of a tree the project names are protected whether or not they exist (those
+/// with a wildcard are matched as names are made: [`Mandatory::tops`]), and so is `.git`.
+fn protect_missing_at_top(top: &Path, out: &mut Mandatory) {
+    out.deny.extend(PROJECT.iter().filter(|e| !e.path.contains('*')).map(|e| top.join(e.path)));
+    git_dir_in(top, true, out);
+}
+
+/// The project names among `dir`'s entries (and, for names of two components, what is
+/// there below a listed first one).
+fn protect_listed(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
+    for (name, _) in entries {
+        for e in PROJECT {
+            let first = e.path.split('/').next().unwrap_or(e.path);
+            if !protected_names::covers(first, Path::new(name)) {
+                continue;
+            }
+            if first.len() == e.path.len() {
+                out.deny.push(dir.join(name));
+            } else {
+                let rest = &e.path[first.len() + 1..];
+                let below = dir.join(name);
+                // a wildcard in the second component: what is there matches or not
+                if let Ok(rd) = std::fs::read_dir(&below).map(|r| r.flatten().collect::<Vec<_>>()) {
+                    out.deny.extend(
+                        rd.iter()
+                            .filter(|x| {
+                                x.file_name().to_str().is_some_and(|n| protected_names::covers(rest, Path::new(n)))
+                            })
+                            .map(|x| x.path()),
+                    );
+                }
+            }
         }
     }
+}
+
+/// `.git` in `dir`, and `dir` itself as a git directory (see the module's comment).
+fn git_dir_in(dir: &Path, top: bool, out: &mut Mandatory) {
     let git = dir.join(".git");
     match git.symlink_metadata() {
         Ok(m) if m.is_dir() => out.git_dirs.push(git),
@@ -179,7 +205,8 @@ mod tests {
         std::fs::write(root.join("node_modules/x/.bashrc"), "").unwrap();
         let got = mandatory_denies(&root, &[], 3);
         assert!(got.deny.contains(&root.join(".bashrc")), "missing cwd entries are protected");
-        assert!(got.deny.contains(&root.join(".claude/commands")));
+        assert!(got.deny.contains(&root.join(".claude")));
+        assert!(got.tops.contains(&root));
         assert!(got.git_dirs.contains(&root.join(".git")), "a missing .git in cwd is guarded");
         assert!(got.deny.contains(&root.join("HEAD")), "cwd may not become a bare repository");
         assert!(got.git_dirs.contains(&root.join("sub/.git")));
@@ -233,7 +260,7 @@ mod tests {
         // directory lists them): the other 15 and the five `e`s queued below are mediated
         assert!(!got.mediated.contains(&root), "the top was listed");
         let level1 = got.mediated.iter().filter(|m| m.parent() == Some(root.as_path())).count();
-        let level2 = got.mediated.iter().filter(|m| m.file_name() == Some(OsStr::new("e"))).count();
+        let level2 = got.mediated.iter().filter(|m| m.file_name() == Some(std::ffi::OsStr::new("e"))).count();
         assert_eq!((level1, level2), (15, 5), "{:?}", got.mediated);
         let none = mandatory_denies_within(&root, &[], 3, 3);
         assert_eq!(none.mediated, vec![root.clone()], "a top it could not list is mediated whole");

@@ -30,6 +30,39 @@ pub struct FsPolicy {
     /// Landlock rule grants writing there, and [`FsPolicy::guard`] recognises protected
     /// names and git directories there as the supervisor meets them.
     pub mediated: Vec<PathBuf>,
+    /// The tops of the trees, where the project names hold for names made later
+    /// ([`crate::mandatory::Mandatory::tops`]).
+    pub tops: Vec<PathBuf>,
+    /// `$HOME` when it lies in a writable tree: its dot-entries are protected unless the
+    /// home allow-list names them ([`crate::protected_names::home_rule`]).
+    pub home: Option<HomePolicy>,
+}
+
+/// The home rules of a run whose `$HOME` may be written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HomePolicy {
+    pub home: PathBuf,
+    /// `allowWrite` entries below `$HOME`, relative to it.
+    pub allow: Vec<String>,
+    /// `denyWrite` entries below `$HOME`, relative to it.
+    pub deny: Vec<String>,
+}
+
+impl HomePolicy {
+    /// Whether the home rules protect `p` (below `$HOME`).
+    pub fn protects(&self, p: &Path) -> bool {
+        use crate::protected_names::{home_rule, HomeRule, HomeSettings};
+        let Ok(rel) = p.strip_prefix(&self.home) else { return false };
+        if rel.as_os_str().is_empty() || rel.starts_with(".git") {
+            return false; // git's rules decide in a home that is a repository
+        }
+        let allow: Vec<&str> = self.allow.iter().map(String::as_str).collect();
+        let deny: Vec<&str> = self.deny.iter().map(String::as_str).collect();
+        matches!(
+            home_rule(rel, HomeSettings { allow: &allow, deny: &deny }),
+            HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry
+        )
+    }
 }
 
 /// Rights at one path: reading files, listing directories, writing. Listing is separate
@@ -88,6 +121,16 @@ impl FsPolicy {
     pub fn guard(&self, p: &Path) -> Guard {
         if self.deny_write.iter().any(|d| under(p, d)) {
             return Guard::Deny;
+        }
+        if self.home.as_ref().is_some_and(|h| h.protects(p)) {
+            return Guard::Deny;
+        }
+        if let Some(t) =
+            self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
+        {
+            if p.strip_prefix(t).is_ok_and(|rel| crate::protected_names::project_entry(rel).is_some()) {
+                return Guard::Deny;
+            }
         }
         if let Some(m) = self.mediated.iter().find(|m| under(p, m)) {
             let g = mediated_guard(p, m);
@@ -176,10 +219,13 @@ impl FsPolicy {
 /// names at any depth, and the rules of the git directory `p` is in, found by looking at
 /// the disk on the way up to `m`.
 fn mediated_guard(p: &Path, m: &Path) -> Guard {
-    use crate::mandatory::{DANGEROUS_DIRS, DANGEROUS_FILES};
+    // a project name at any depth: the name and the one above it, for `.claude/x` names
     let named = |q: &Path| {
-        q.file_name().and_then(|n| n.to_str()).is_some_and(|n| DANGEROUS_FILES.contains(&n))
-            || DANGEROUS_DIRS.iter().any(|d| q.ends_with(d))
+        let two: PathBuf = q.iter().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+        crate::protected_names::project_entry(Path::new(q.file_name().unwrap_or_default())).is_some()
+            || crate::protected_names::PROJECT
+                .iter()
+                .any(|e| e.path.contains('/') && crate::protected_names::covers(e.path, &two))
     };
     if p.ancestors().take_while(|a| under(a, m)).any(named) {
         return Guard::Deny;

@@ -66,6 +66,8 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     let roots: Vec<PathBuf> = policy.write.iter().filter(|w| w.is_dir()).cloned().collect();
     let mandatory = mandatory_denies(&cwd, &roots, s.search_depth());
     policy.mediated = mandatory.mediated;
+    policy.tops = mandatory.tops;
+
     for p in mandatory.deny {
         let parent_plain = |d: &Path| d == cwd || d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink());
         let plain =
@@ -86,6 +88,9 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
     policy.extra_bounds = git_bounds(&policy.git_dirs);
+    if let Some(home) = cx.home.map(canonical).filter(|h| policy.in_write_tree(h)) {
+        home_rules(&mut policy, &home, s, cx);
+    }
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.
     // Canonical, because some containers make /dev/ptmx a symlink to pts/ptmx.
@@ -114,6 +119,53 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         list.dedup();
     }
     Ok(policy)
+}
+
+/// `$HOME` lies in a writable tree: its dot-entries are protected unless the home
+/// allow-list (or the user's `allowWrite`, naming a path below `$HOME`) opens them, and
+/// the researched home entries always are ([`crate::protected_names`]). The decision is
+/// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change: each
+/// existing entry of `$HOME`, each allowed path and each researched entry (in `$HOME` and
+/// where its XDG variable moves it).
+fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>) {
+    use crate::protected_names::{check_user_allow, xdg_location, HOME, HOME_ALLOW};
+    let below = |list: &[PathBuf]| -> Vec<String> {
+        list.iter()
+            .filter(|p| *p != home)
+            .filter_map(|p| p.strip_prefix(home).ok())
+            .filter_map(|r| r.to_str().map(str::to_string))
+            .collect()
+    };
+    let allow = below(&expand_all(&s.filesystem.allow_write, cx, false));
+    for a in &allow {
+        if let Err(e) = check_user_allow(a) {
+            crate::warn!(
+                "allowWrite ~/{a} is not honoured: {} ({}); srt never lets a command write there",
+                e.runs,
+                e.path
+            );
+        }
+    }
+    let deny = below(&policy.deny_write);
+    let var = |v: &str| std::env::var_os(v);
+    let mut bounds: Vec<PathBuf> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(home) {
+        bounds.extend(rd.flatten().take(crate::mandatory::SPLIT_MAX * 4).map(|e| e.path()));
+    }
+    for e in
+        HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
+    {
+        for at in [home.join(e), xdg_location(e, home, var)] {
+            if e.contains('*') {
+                bounds.extend(expand_glob(&at.to_string_lossy()));
+            } else {
+                bounds.push(at);
+            }
+        }
+    }
+    let bounds: Vec<PathBuf> = bounds.into_iter().filter(|b| policy.in_write_tree(b)).collect();
+    policy.extra_bounds.extend(bounds);
+    policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny });
 }
 
 /// What the git configs known at launch make host git run or write elsewhere: a
@@ -146,7 +198,7 @@ fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf
             // relative to the git directory, which holds the config
             let top = canonical(&expand(&w, config.parent().unwrap_or(base)));
             out.extend(
-                crate::mandatory::DANGEROUS_FILES.iter().chain(crate::mandatory::DANGEROUS_DIRS).map(|n| top.join(n)),
+                crate::protected_names::PROJECT.iter().filter(|e| !e.path.contains('*')).map(|e| top.join(e.path)),
             );
         }
     };
