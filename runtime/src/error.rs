@@ -30,6 +30,11 @@ pub enum LaunchError {
         path.display()
     )]
     RuleTargetChanged { path: PathBuf },
+    #[error(
+        "allowWrite entry {entry} would let commands write ~/{path} ({runs}; {doc}); srt never \
+         lets a command write there. Remove the entry, or name a path below it that is not protected"
+    )]
+    HomeAllow { entry: String, path: &'static str, runs: &'static str, doc: &'static str },
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("could not build the seccomp filter: {0}")]

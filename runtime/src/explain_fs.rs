@@ -31,9 +31,55 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         if ns { "exists: Landlock + mounted read-only" } else { "exists: Landlock; its metadata by the supervisor" };
     let missing_how = "missing: refused if it is made during the run [supervisor]";
     let _ = writeln!(w, "  protected: never written, created, replaced or removed, nor their metadata changed");
-    for d in &pol.deny_write {
-        let how = if d.symlink_metadata().is_ok() { exists_how } else { missing_how };
-        let _ = writeln!(w, "    {:<48} {:<16} {how}", d.display(), origin(d, settings_files));
+    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_ok()) {
+        let _ = writeln!(w, "    {:<48} {:<16} {exists_how}", d.display(), origin(d, settings_files));
+    }
+    missing_by_directory(w, pol, missing_how);
+    if !pol.tops.is_empty() {
+        let tops: Vec<String> = pol.tops.iter().map(|t| t.display().to_string()).collect();
+        let _ = writeln!(
+            w,
+            "  at the top of {}: also names matching {} when they are made  [supervisor]",
+            tops.join(", "),
+            crate::protected_names::PROJECT
+                .iter()
+                .filter(|e| e.path.contains('*'))
+                .map(|e| e.path)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if let Some(h) = &pol.home {
+        let on: Vec<&str> = crate::protected_names::HOME_ALLOW.iter().filter(|a| a.default).map(|a| a.path).collect();
+        let _ = writeln!(
+            w,
+            "  $HOME ({}) lies in a writable tree: its dot-entries, and the files home tools run",
+            h.home.display()
+        );
+        let _ = writeln!(
+            w,
+            "  (shell rc, git, ssh, PATH directories, python .pth, systemd units, editors, agents' configs),"
+        );
+        let _ = writeln!(w, "  are protected; writable there: {}", on.join(", "));
+        if !h.allow.is_empty() {
+            let _ = writeln!(w, "  and, named in allowWrite: {}", h.allow.join(", "));
+        }
+        let _ =
+            writeln!(w, "  (README, \"What srt protects from delayed host execution\", lists each with its source)");
+    }
+    for m in &pol.mediated {
+        let _ = writeln!(
+            w,
+            "  {}: too big for the launch's look (more than {} entries in all, or {} at a tree's top): no",
+            m.display(),
+            crate::mandatory::BUDGET,
+            crate::mandatory::SPLIT_MAX
+        );
+        let _ = writeln!(
+            w,
+            "    Landlock write rule; the supervisor judges each write there by the protected names and the git"
+        );
+        let _ = writeln!(w, "    directories it meets (same rules, slower)  [supervisor]");
     }
     let guarded_parents = guarded_parents(p);
     if !guarded_parents.is_empty() {
@@ -128,13 +174,66 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     );
     let _ = writeln!(w, "  allows it; in landlock mode its metadata not at all (another name may be protected), in");
     let _ = writeln!(w, "  namespace mode metadata calls are not trapped, so they change it through its name here.");
+    let _ = writeln!(
+        w,
+        "  directories, symlinks and FIFOs: made and moved only by the supervisor (no Landlock rule grants"
+    );
     let _ =
-        writeln!(w, "  git repositories the command makes anywhere in the writable trees: after the run, with every");
+        writeln!(w, "  them), which writes each to the run's journal first; links and FIFOs are refused inside git");
+    let _ = writeln!(w, "  directories  [supervisor]");
     let _ =
-        writeln!(w, "  process of the command gone, srt checks each directory holding HEAD and each .git directory");
-    let _ = writeln!(w, "  (config, config.worktree, commondir, hooks) and moves what could make a host git run a");
-    let _ = writeln!(w, "  program aside to <name>.srt-quarantined, saying so  [post-run audit]");
+        writeln!(w, "  after the run, with every process of the command gone, srt checks what the journal names: each");
+    let _ = writeln!(
+        w,
+        "  directory made and the one it was made in, each directory moved (with what it holds), each link,"
+    );
+    let _ = writeln!(
+        w,
+        "  and the guarded git directories; a git directory's config, config.worktree, commondir, hooks or"
+    );
+    let _ = writeln!(
+        w,
+        "  links that could make a host git run a program are moved aside to <name>.srt-quarantined, saying"
+    );
+    let _ =
+        writeln!(w, "  so. It costs what the command changed, never the size of the trees  [journal + post-run check]");
     let _ = writeln!(w, "  LIMIT: a host git run in such a repository while the command still runs is not covered.");
+    let _ =
+        writeln!(w, "  LIMIT: a repository that existed before the run deeper than mandatoryDenySearchDepth (or below");
+    let _ = writeln!(w, "  node_modules) is not guarded: its files are written as any other there (raise the depth).");
+}
+
+/// The protected names that do not exist, one line per directory.
+fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, how: &str) {
+    let mut by_dir: std::collections::BTreeMap<PathBuf, Vec<String>> = std::collections::BTreeMap::new();
+    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_err()) {
+        let (Some(parent), Some(name)) = (d.parent(), d.file_name()) else { continue };
+        // names of two components (.claude/commands) under the directory they start in
+        let (dir, shown) = match parent.symlink_metadata() {
+            Ok(_) => (parent.to_path_buf(), name.to_string_lossy().into_owned()),
+            Err(_) => match parent.parent() {
+                Some(pp) => (
+                    pp.to_path_buf(),
+                    format!("{}/{}", parent.file_name().unwrap_or_default().to_string_lossy(), name.to_string_lossy()),
+                ),
+                None => continue,
+            },
+        };
+        by_dir.entry(dir).or_default().push(shown);
+    }
+    for (dir, names) in by_dir {
+        let _ = writeln!(w, "    in {} ({how}):", dir.display());
+        let mut line = String::from("      ");
+        for n in names {
+            if line.len() + n.len() > 96 {
+                let _ = writeln!(w, "{}", line.trim_end_matches(' '));
+                line = String::from("      ");
+            }
+            line.push_str(&n);
+            line.push(' ');
+        }
+        let _ = writeln!(w, "{}", line.trim_end_matches(' '));
+    }
 }
 
 /// Where a protected path comes from, for the listing.

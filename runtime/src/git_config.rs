@@ -75,25 +75,33 @@ pub fn check_at(text: &[u8], worktree_ups: usize) -> Result<(), Refusal> {
 /// allow-list's parser refuses much that git accepts): the last one wins, as in git.
 /// `None` when it is not set.
 pub fn core_value(text: &[u8], key: &str) -> Option<String> {
+    entries(text).into_iter().filter(|(s, _, k, _)| s == "core" && k == key).map(|(_, _, _, v)| v).last()
+}
+
+/// Every `section`, subsection, `key` (both lowercased; the subsection as written) and
+/// value of a config the user wrote, read leniently, in order.
+pub fn entries(text: &[u8]) -> Vec<(String, Option<String>, String, String)> {
     let text = String::from_utf8_lossy(text);
-    let mut in_core = false;
-    let mut found = None;
+    let mut out = Vec::new();
+    let mut section: Option<(String, Option<String>)> = None;
     for l in text.lines() {
         let mut rest = l.trim_start_matches([' ', '\t']);
         if let Some(h) = rest.strip_prefix('[') {
-            let end = h.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(h.len());
-            in_core = h[..end].eq_ignore_ascii_case("core") && h[end..].trim_start().starts_with(']');
-            rest = h[end..].split_once(']').map_or("", |(_, after)| after).trim_start_matches([' ', '\t']);
+            let Some((head, after)) = h.split_once(']') else { continue };
+            let (name, sub) = match head.split_once([' ', '\t']) {
+                Some((n, q)) => (n, Some(q.trim().trim_matches('"').replace("\\\"", "\"").replace("\\\\", "\\"))),
+                None => (head, None),
+            };
+            section = Some((name.to_ascii_lowercase(), sub));
+            rest = after.trim_start_matches([' ', '\t']);
         }
-        if !in_core || rest.is_empty() {
-            continue;
-        }
+        let Some((sec, sub)) = &section else { continue };
         let Some((k, v)) = rest.split_once('=') else { continue };
-        if k.trim().eq_ignore_ascii_case(key) {
-            found = parse_value(v).ok();
+        if let Ok(v) = parse_value(v) {
+            out.push((sec.clone(), sub.clone(), k.trim().to_ascii_lowercase(), v));
         }
     }
-    found
+    out
 }
 
 fn refuse(line: usize, what: String, reason: &'static str) -> Refusal {
@@ -525,6 +533,9 @@ mod core_value_tests {
         assert_eq!(core_value(c, "hookspath").as_deref(), Some(".husky/_"));
         assert_eq!(core_value(b"[core] hooksPath = a\n[core]\nhookspath=b\n", "hookspath").as_deref(), Some("b"));
         assert_eq!(core_value(b"[user]\nname = x\n", "hookspath"), None);
+        let e = super::entries(b"[includeIf \"gitdir:~/w/\"]\n\tpath = ~/.w.inc\n[init]\ntemplateDir=/t\n");
+        assert_eq!(e[0], ("includeif".into(), Some("gitdir:~/w/".into()), "path".into(), "~/.w.inc".into()));
+        assert_eq!(e[1].3, "/t");
     }
 }
 

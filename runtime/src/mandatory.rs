@@ -55,32 +55,41 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
     let mut tops: Vec<PathBuf> =
         std::iter::once(cwd).chain(roots.iter().map(PathBuf::as_path)).map(Path::to_path_buf).collect();
     tops.dedup();
-    let mut queue: VecDeque<(PathBuf, u8)> = VecDeque::new();
     for top in &tops {
-        if queue.iter().any(|(q, _)| q == top) {
-            continue;
-        }
         protect_missing_at_top(top, &mut out);
-        queue.push_back((top.clone(), 0));
+    }
+    let mut left = budget;
+    // the working directory's tree first: it is where the command works, and where a
+    // tree the search did not list costs most
+    let (first, rest): (Vec<&PathBuf>, Vec<&PathBuf>) = tops.iter().partition(|t| t.as_path() == cwd);
+    for group in [first, rest] {
+        let mut queue: VecDeque<(PathBuf, u8)> = group.into_iter().map(|t| (t.clone(), 0)).collect();
+        if !search(&mut queue, cwd, depth, &mut left, &mut out) {
+            tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
+        }
     }
     out.tops = tops;
-    let mut left = budget;
-    // breadth first: the shallow levels, where the names matter most, come first
+    out
+}
+
+/// Breadth first (the shallow levels, where the names matter most, come first) through
+/// `queue`; `false` when the budget ran out (what was left is then mediated).
+fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut usize, out: &mut Mandatory) -> bool {
     while let Some((dir, level)) = queue.pop_front() {
         if level >= depth {
             continue;
         }
-        let before = left;
-        match list(&dir, &mut left) {
-            Listing::Done(_) if level == 0 && dir != cwd && before - left > SPLIT_MAX => out.mediated.push(dir),
+        let before = *left;
+        match list(&dir, left) {
+            Listing::Done(_) if level == 0 && dir != cwd && before - *left > SPLIT_MAX => out.mediated.push(dir),
             Listing::Done(entries) => {
-                protect_listed(&dir, &entries, &mut out);
+                protect_listed(&dir, &entries, out);
                 for (name, is_dir) in entries {
                     if !is_dir || name == ".git" || SKIP_DIRS.contains(&name.as_str()) {
                         continue;
                     }
                     let d = dir.join(&name);
-                    git_dir_in(&d, false, &mut out);
+                    git_dir_in(&d, false, out);
                     queue.push_back((d, level + 1));
                 }
             }
@@ -88,13 +97,11 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
             Listing::OverBudget => {
                 out.mediated.push(dir);
                 out.mediated.extend(queue.drain(..).filter(|(_, l)| *l < depth).map(|(d, _)| d));
-                // said by `srt explain`, not at every run: big trees are normal
-                tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
-                break;
+                return false;
             }
         }
     }
-    out
+    true
 }
 
 enum Listing {

@@ -88,8 +88,8 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
     policy.extra_bounds = git_bounds(&policy.git_dirs);
-    if let Some(home) = cx.home.map(canonical).filter(|h| policy.in_write_tree(h)) {
-        home_rules(&mut policy, &home, s, cx);
+    if let Some(home) = cx.home.filter(|h| h.is_absolute()).map(canonical) {
+        home_rules(&mut policy, &home, s, cx)?;
     }
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.
@@ -121,14 +121,14 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     Ok(policy)
 }
 
-/// `$HOME` lies in a writable tree: its dot-entries are protected unless the home
-/// allow-list (or the user's `allowWrite`, naming a path below `$HOME`) opens them, and
-/// the researched home entries always are ([`crate::protected_names`]). The decision is
-/// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change: each
-/// existing entry of `$HOME`, each allowed path and each researched entry (in `$HOME` and
-/// where its XDG variable moves it).
-fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>) {
-    use crate::protected_names::{check_user_allow, xdg_location, HOME, HOME_ALLOW};
+/// The home rules ([`crate::protected_names`]): the researched home entries are protected
+/// wherever they fall in a writable tree (in `$HOME` and where their XDG variables move
+/// them), and so is what the variables of [`crate::protected_names::ENV_NAMED`] name;
+/// when `$HOME` itself lies in a writable tree its dot-entries are protected too, unless
+/// the home allow-list or an `allowWrite` entry below `$HOME` opens them. The decision is
+/// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change.
+fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>) -> Result<(), LaunchError> {
+    use crate::protected_names::{check_user_allow, xdg_location, ENV_NAMED, HOME, HOME_ALLOW};
     let below = |list: &[PathBuf]| -> Vec<String> {
         list.iter()
             .filter(|p| *p != home)
@@ -139,18 +139,17 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     let allow = below(&expand_all(&s.filesystem.allow_write, cx, false));
     for a in &allow {
         if let Err(e) = check_user_allow(a) {
-            crate::warn!(
-                "allowWrite ~/{a} is not honoured: {} ({}); srt never lets a command write there",
-                e.runs,
-                e.path
-            );
+            return Err(LaunchError::HomeAllow { entry: format!("~/{a}"), path: e.path, runs: e.runs, doc: e.source });
         }
     }
     let deny = below(&policy.deny_write);
     let var = |v: &str| std::env::var_os(v);
     let mut bounds: Vec<PathBuf> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(home) {
-        bounds.extend(rd.flatten().take(crate::mandatory::SPLIT_MAX * 4).map(|e| e.path()));
+    let writable = policy.in_write_tree(home);
+    if writable {
+        if let Ok(rd) = std::fs::read_dir(home) {
+            bounds.extend(rd.flatten().take(crate::mandatory::SPLIT_MAX * 4).map(|e| e.path()));
+        }
     }
     for e in
         HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
@@ -165,7 +164,24 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     }
     let bounds: Vec<PathBuf> = bounds.into_iter().filter(|b| policy.in_write_tree(b)).collect();
     policy.extra_bounds.extend(bounds);
+    // what the environment names: protected whole where it may be written, except PATH
+    // directories inside the working directory's tree (a project's own node_modules/.bin or
+    // .venv/bin: its build writes them, as it writes the rest of the project)
+    let cwd = canonical(cx.cwd);
+    for (name, _) in ENV_NAMED.iter().filter(|(n, _)| !n.starts_with("XDG_")) {
+        let Some(v) = std::env::var_os(name) else { continue };
+        let paths: Vec<PathBuf> =
+            if *name == "PATH" { std::env::split_paths(&v).collect() } else { vec![PathBuf::from(&v)] };
+        for p in paths.into_iter().filter(|p| p.is_absolute()).map(|p| canonical(&p)) {
+            let project_own = *name == "PATH" && crate::policy::under(&p, &cwd);
+            let root = policy.write.iter().any(|w| crate::policy::under(w, &p));
+            if policy.in_write_tree(&p) && !project_own && !root {
+                policy.deny_write.push(p);
+            }
+        }
+    }
     policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny });
+    Ok(())
 }
 
 /// What the git configs known at launch make host git run or write elsewhere: a
@@ -191,15 +207,26 @@ fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf
     let mut out = Vec::new();
     let mut look = |config: &Path, base: &Path| {
         let Ok(text) = std::fs::read(config) else { return };
-        if let Some(h) = crate::git_config::core_value(&text, "hookspath") {
-            out.push(canonical(&expand(&h, base)));
-        }
-        if let Some(w) = crate::git_config::core_value(&text, "worktree") {
-            // relative to the git directory, which holds the config
-            let top = canonical(&expand(&w, config.parent().unwrap_or(base)));
-            out.extend(
-                crate::protected_names::PROJECT.iter().filter(|e| !e.path.contains('*')).map(|e| top.join(e.path)),
-            );
+        let here = config.parent().unwrap_or(base);
+        for (sec, _, key, v) in crate::git_config::entries(&text) {
+            match (sec.as_str(), key.as_str()) {
+                ("core", "hookspath") => out.push(canonical(&expand(&v, base))),
+                // more config, attributes that pick drivers, templates a later `git init` copies
+                ("include" | "includeif", "path") | ("core", "attributesfile") | ("init", "templatedir") => {
+                    out.push(canonical(&expand(&v, here)))
+                }
+                ("core", "worktree") => {
+                    // relative to the git directory, which holds the config
+                    let top = canonical(&expand(&v, here));
+                    out.extend(
+                        crate::protected_names::PROJECT
+                            .iter()
+                            .filter(|e| !e.path.contains('*'))
+                            .map(|e| top.join(e.path)),
+                    );
+                }
+                _ => {}
+            }
         }
     };
     for g in git_dirs {
