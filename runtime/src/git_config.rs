@@ -75,7 +75,7 @@ pub fn check_at(text: &[u8], worktree_ups: usize) -> Result<(), Refusal> {
 /// allow-list's parser refuses much that git accepts): the last one wins, as in git.
 /// `None` when it is not set.
 pub fn core_value(text: &[u8], key: &str) -> Option<String> {
-    entries(text).into_iter().filter(|(s, _, k, _)| s == "core" && k == key).map(|(_, _, _, v)| v).last()
+    entries(text).into_iter().filter(|(s, _, k, _)| s == "core" && k == key).map(|(_, _, _, v)| v).next_back()
 }
 
 /// Every `section`, subsection, `key` (both lowercased; the subsection as written) and
