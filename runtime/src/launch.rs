@@ -428,7 +428,7 @@ fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
     if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
         return None;
     }
-    crate::pool::Pool::create(&cwd, crate::pool::SIZE)
+    crate::pool::Pool::create(&cwd, crate::pool::size_for(&cwd))
         .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
         .ok()
 }

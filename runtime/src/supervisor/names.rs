@@ -279,14 +279,14 @@ impl Call<'_> {
     fn take_from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
         let Some(pool) = &self.sup.pool else { return Ok(false) };
         let pol = &self.sup.policy;
-        let plain = pol.can_write(&t.path)
-            && pol.can_read(&t.path)
-            && !pol.guards_below(&t.path)
-            && !pol.read_denied_below(&t.path);
+        // the pool's rules grant writing only: reading there is what it would be anyway
+        let plain = pol.can_write(&t.path) && !pol.guards_below(&t.path) && !pol.read_denied_below(&t.path);
         if !plain || self.native_dir(t.parent.as_fd()) {
+            tracing::debug!(plain, path = %t.path.display(), "no pool directory: not needed here");
             return Ok(false);
         }
         if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
+            tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
             return Ok(false);
         }
         // SAFETY: plain syscall with a live fd and a NUL-terminated name; a directory, so
