@@ -44,7 +44,7 @@ pub fn size_for(at: &Path) -> usize {
     }
     // f_type's type differs between architectures: compare as i64
     #[allow(clippy::unnecessary_cast)]
-    let in_memory = [libc::TMPFS_MAGIC as i64, libc::RAMFS_MAGIC as i64].contains(&(sf.f_type as i64));
+    let in_memory = [libc::TMPFS_MAGIC as i64, 0x8584_58f6_i64 /* ramfs */].contains(&(sf.f_type as i64));
     if in_memory {
         SIZE_IN_MEMORY
     } else {
