@@ -155,10 +155,15 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
         HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
     {
         for at in [home.join(e), xdg_location(e, home, var)] {
-            if e.contains('*') {
-                bounds.extend(expand_glob(&at.to_string_lossy()));
-            } else {
+            if !e.contains('*') {
                 bounds.push(at);
+                continue;
+            }
+            // only where the literal part could be written: a wildcard costs a listing
+            let literal: PathBuf =
+                at.components().take_while(|c| !c.as_os_str().to_string_lossy().contains('*')).collect();
+            if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::policy::under(w, &literal)) {
+                bounds.extend(expand_components(&literal, at.strip_prefix(&literal).unwrap_or(Path::new(""))));
             }
         }
     }
@@ -182,6 +187,30 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     }
     policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny });
     Ok(())
+}
+
+/// The paths below `base` that `rest` names, `*` matching within one component: one
+/// listing per wildcard component, never a walk.
+fn expand_components(base: &Path, rest: &Path) -> Vec<PathBuf> {
+    let mut cur = vec![base.to_path_buf()];
+    for c in rest.components() {
+        let pat = c.as_os_str().to_string_lossy();
+        let mut next = Vec::new();
+        for dir in &cur {
+            if !pat.contains('*') {
+                next.push(dir.join(c));
+                continue;
+            }
+            let Ok(rd) = std::fs::read_dir(dir) else { continue };
+            for e in rd.flatten().take(crate::mandatory::SPLIT_MAX) {
+                if e.file_name().to_str().is_some_and(|n| crate::protected_names::covers(&pat, Path::new(n))) {
+                    next.push(e.path());
+                }
+            }
+        }
+        cur = next;
+    }
+    cur
 }
 
 /// What the git configs known at launch make host git run or write elsewhere: a

@@ -20,6 +20,7 @@ mod escape {
     mod review_delayed;
     mod review_fourth;
     mod review_git;
+    mod review_home;
     mod review_lifecycle;
     mod review_metadata;
     mod review_rules;

@@ -5,6 +5,8 @@
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::resolve::{self, Target, Why};
@@ -252,6 +254,24 @@ impl Call<'_> {
         mediated(dirfds[0], old) || (flags & libc::RENAME_EXCHANGE != 0 && mediated(dirfds[1], new))
     }
 
+    /// A directory named as a protected project entry (`.vscode`, `.claude`, `.husky`, ...)
+    /// may not be made or moved in anywhere: below the top of a tree the rules protect such
+    /// names only where they existed at launch, but an editor or agent that trusts a parent
+    /// folder runs what a new one holds. Directories are always made here, so this costs
+    /// nothing elsewhere (files of those names are judged where they are protected).
+    fn no_project_dir(&self, t: &Target) -> Step<()> {
+        let name = std::ffi::OsStr::from_bytes(t.name.to_bytes());
+        let single = |e: &&crate::protected_names::Entry| !e.path.contains('/');
+        if crate::protected_names::PROJECT
+            .iter()
+            .filter(single)
+            .any(|e| crate::protected_names::covers(e.path, Path::new(name)))
+        {
+            return Err(self.refuse(t, "a protected project directory name (editor, agent or hook configuration)"));
+        }
+        Ok(())
+    }
+
     /// Links, FIFOs and sockets may not be made inside a git directory: host git opens its
     /// files by name (appending to `logs/HEAD` follows a symlink to `~/.bashrc`; a FIFO
     /// blocks it). Known git directories come from the policy; one the command made itself
@@ -323,6 +343,7 @@ impl Call<'_> {
             let raw = self.path_arg(addr)?;
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Dir)?;
+            self.no_project_dir(&t)?;
             self.journal(Entry::Dir(t.path.clone()))?;
             if !self.take_from_pool(&t, mode)? {
                 // SAFETY: plain syscall with a live fd and a NUL-terminated name.
@@ -477,6 +498,7 @@ impl Call<'_> {
                 Verdict::InstallGitConfig => return self.install_git_config(&src, &s, &dst),
             }
             if kind_of(&s) == Kind::Dir {
+                self.no_project_dir(&dst)?;
                 self.journal(Entry::Moved(dst.path.clone()))?;
             }
             self.git_name_made(&dst)?;

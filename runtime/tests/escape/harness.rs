@@ -202,6 +202,17 @@ impl Scenario {
             }
         })
     }
+    /// The host must not have `rel` below W (a path relative to W, any depth).
+    pub fn absent_w(self, rel: &'static str) -> Self {
+        self.check(move |e, _| {
+            let p = e.w(rel);
+            if p.symlink_metadata().is_ok() {
+                Err(format!("{} exists on the host", p.display()))
+            } else {
+                Ok(())
+            }
+        })
+    }
     /// The host file must still hold exactly `content`.
     pub fn holds(self, rel: &'static str, content: &'static str) -> Self {
         self.check(move |e, _| match std::fs::read_to_string(resolve(e, rel)) {
