@@ -34,7 +34,13 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_ok()) {
         let _ = writeln!(w, "    {:<48} {:<16} {exists_how}", d.display(), origin(d, settings_files));
     }
-    missing_by_directory(w, pol, missing_how);
+    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_err()) {
+        let o = origin(d, settings_files);
+        if o != "(mandatory)" {
+            let _ = writeln!(w, "    {:<48} {:<16} {missing_how}", d.display(), o);
+        }
+    }
+    missing_by_directory(w, pol, settings_files, missing_how);
     if !pol.tops.is_empty() {
         let tops: Vec<String> = pol.tops.iter().map(|t| t.display().to_string()).collect();
         let _ = writeln!(
@@ -204,9 +210,10 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
 }
 
 /// The protected names that do not exist, one line per directory.
-fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, how: &str) {
+fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, settings_files: &[PathBuf], how: &str) {
     let mut by_dir: std::collections::BTreeMap<PathBuf, Vec<String>> = std::collections::BTreeMap::new();
-    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_err()) {
+    let missing_mandatory = |d: &&PathBuf| d.symlink_metadata().is_err() && origin(d, settings_files) == "(mandatory)";
+    for d in pol.deny_write.iter().filter(missing_mandatory) {
         let (Some(parent), Some(name)) = (d.parent(), d.file_name()) else { continue };
         // names of two components (.claude/commands) under the directory they start in
         let (dir, shown) = match parent.symlink_metadata() {
@@ -222,7 +229,7 @@ fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, how: &str
         by_dir.entry(dir).or_default().push(shown);
     }
     for (dir, names) in by_dir {
-        let _ = writeln!(w, "    in {} ({how}):", dir.display());
+        let _ = writeln!(w, "    in {} (mandatory; {how}):", dir.display());
         let mut line = String::from("      ");
         for n in names {
             if line.len() + n.len() > 96 {
