@@ -2,7 +2,14 @@
 //! which srt runs inside) in the same run, interleaved so drift hits both alike.
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
-//! cargo bench -p srt-runtime --bench startup [-- ROUNDS]
+//! With `--trees`, the same in the places agents work, each against `bash -c true` in the
+//! same directory, interleaved: an empty directory; a 100,000-file repository shaped like a
+//! node_modules install (`.git`, `src/`, `node_modules/` with 1,000 packages of 100 files);
+//! an empty directory with a 100,000-entry directory in `allowWrite` (a busy `/tmp`); and
+//! a 1,000,000-entry tree of 10,000 directories (on tmpfs). Per-command cost must not grow
+//! with the trees.
+//!
+//! cargo bench -p srt-runtime --bench startup [-- ROUNDS] [--trees]
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -46,16 +53,16 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(300);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(300);
+    if args.iter().any(|a| a == "--trees") {
+        return trees(rounds);
+    }
     let srt = env!("CARGO_BIN_EXE_srt");
     let dir = std::env::temp_dir().join(format!("srt-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let settings = dir.join("s.json");
-    std::fs::write(
-        &settings,
-        r#"{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#,
-    )
-    .unwrap();
+    std::fs::write(&settings, settings_json(&[])).unwrap();
     let s = settings.to_str().unwrap();
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("true", vec!["/bin/true"]),
@@ -63,17 +70,7 @@ fn main() {
         ("srt landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
         ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
-    let mut samples: Vec<Sample> = cases.iter().map(|_| Sample { secs: vec![], max_rss_kb: 0 }).collect();
-    for (_, argv) in &cases {
-        run_once(argv, &dir); // warm the page cache
-    }
-    for _ in 0..rounds {
-        for (i, (_, argv)) in cases.iter().enumerate() {
-            let (t, rss) = run_once(argv, &dir);
-            samples[i].secs.push(t);
-            samples[i].max_rss_kb = samples[i].max_rss_kb.max(rss);
-        }
-    }
+    let mut samples = sample(&cases, &dir, rounds);
     let base = median(&mut samples[0].secs.clone());
     let bash = median(&mut samples[1].secs.clone());
     println!(
@@ -98,4 +95,89 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn settings_json(extra_write: &[&str]) -> String {
+    let mut w = vec![".".to_string()];
+    w.extend(extra_write.iter().map(|p| p.to_string()));
+    let w: Vec<String> = w.iter().map(|p| format!("{p:?}")).collect();
+    format!(
+        r#"{{"network":{{"allowedDomains":[],"deniedDomains":[]}},"filesystem":{{"denyRead":[],"allowWrite":[{}],"denyWrite":[]}}}}"#,
+        w.join(",")
+    )
+}
+
+/// Runs every case once per round, interleaved, after one warm-up each.
+fn sample(cases: &[(&str, Vec<&str>)], dir: &std::path::Path, rounds: usize) -> Vec<Sample> {
+    let mut samples: Vec<Sample> = cases.iter().map(|_| Sample { secs: vec![], max_rss_kb: 0 }).collect();
+    for (_, argv) in cases {
+        run_once(argv, dir); // warm the page cache
+    }
+    for _ in 0..rounds {
+        for (i, (_, argv)) in cases.iter().enumerate() {
+            let (t, rss) = run_once(argv, dir);
+            samples[i].secs.push(t);
+            samples[i].max_rss_kb = samples[i].max_rss_kb.max(rss);
+        }
+    }
+    samples
+}
+
+/// `files` empty files spread over `dirs` directories below `root`.
+fn fill(root: &std::path::Path, dirs: usize, files: usize) {
+    for d in 0..dirs {
+        let dir = root.join(format!("d{:03}/p{d:05}", d % 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..files / dirs {
+            std::fs::File::create(dir.join(format!("f{f}.js"))).unwrap();
+        }
+    }
+}
+
+fn trees(rounds: usize) {
+    let srt = env!("CARGO_BIN_EXE_srt");
+    let base = std::env::temp_dir().join(format!("srt-bench-trees-{}", std::process::id()));
+    let shm = std::path::PathBuf::from(format!("/dev/shm/srt-bench-trees-{}", std::process::id()));
+    let empty = base.join("empty");
+    let repo = base.join("repo");
+    let busy = base.join("busy-tmp");
+    let million = shm.join("million");
+    std::fs::create_dir_all(&empty).unwrap();
+    eprintln!("making the trees (a minute or two)");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::process::Command::new("git").args(["init", "-q"]).current_dir(&repo).status().unwrap();
+    for i in 0..200 {
+        std::fs::write(repo.join(format!("src/m{i}.js")), "x").unwrap();
+    }
+    fill(&repo.join("node_modules"), 1_000, 100_000);
+    std::fs::create_dir_all(&busy).unwrap();
+    for i in 0..100_000 {
+        std::fs::File::create(busy.join(format!("tmp{i}"))).unwrap();
+    }
+    fill(&million, 10_000, 1_000_000);
+    let plain = base.join("plain.json");
+    std::fs::write(&plain, settings_json(&[])).unwrap();
+    let with_busy = base.join("busy.json");
+    std::fs::write(&with_busy, settings_json(&[busy.to_str().unwrap()])).unwrap();
+    println!("srt -c true against bash -c true in the same directory, {rounds} interleaved rounds, medians");
+    println!("{:<46} {:>10} {:>16} {:>16}", "where", "bash ms", "landlock +ms", "namespace +ms");
+    for (label, dir, settings) in [
+        ("empty directory", &empty, &plain),
+        ("100k-file repository (node_modules)", &repo, &plain),
+        ("empty directory, 100k-entry dir in allowWrite", &empty, &with_busy),
+        ("1M entries in 10k directories (tmpfs)", &million, &plain),
+    ] {
+        let s = settings.to_str().unwrap();
+        let cases: Vec<(&str, Vec<&str>)> = vec![
+            ("bash", vec!["/bin/bash", "-c", "true"]),
+            ("landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
+            ("namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
+        ];
+        let mut v = sample(&cases, dir, rounds);
+        let bash = median(&mut v[0].secs);
+        let (l, n) = (median(&mut v[1].secs), median(&mut v[2].secs));
+        println!("{label:<46} {:>10.2} {:>16.2} {:>16.2}", bash * 1e3, (l - bash) * 1e3, (n - bash) * 1e3);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+    let _ = std::fs::remove_dir_all(&shm);
 }

@@ -269,8 +269,8 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
 }
 
 /// Where srt's state directory may be, in order: `$XDG_STATE_HOME/srt`, else
-/// `~/.local/state/srt` (both kept), else `<TMPDIR or /tmp>/srt-state-<uid>` (removed again
-/// when a run leaves it empty).
+/// `~/.local/state/srt` (both kept), else `$TMPDIR/srt-state-<uid>`, else
+/// `/tmp/srt-state-<uid>` (those two removed again when a run leaves them empty).
 pub fn state_dir_candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| Path::new(x).is_absolute()) {
@@ -278,9 +278,14 @@ pub fn state_dir_candidates() -> Vec<PathBuf> {
     } else if let Some(h) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
         out.push(h.join(".local/state/srt"));
     }
-    let base = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or("/tmp".into());
     // SAFETY: getuid cannot fail.
-    out.push(base.join(format!("srt-state-{}", unsafe { libc::getuid() })));
+    let name = format!("srt-state-{}", unsafe { libc::getuid() });
+    // $TMPDIR where it is a directory (as for the run's own TMPDIR), and /tmp in any case
+    if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir()) {
+        out.push(t.join(&name));
+    }
+    out.push(Path::new("/tmp").join(name));
+    out.dedup();
     out
 }
 
