@@ -208,6 +208,11 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
             push("mandatoryDenySearchDepth".into(), format!("{d} is out of range; use 1 to 10"));
         }
     }
+    if let Some(env) = &s.environment {
+        for (path, message) in crate::environment::check(env) {
+            push(format!("environment.{path}"), message);
+        }
+    }
     let fs = &s.filesystem;
     let lists: [(&str, &[PathEntry], bool); 4] = [
         ("denyRead", &fs.deny_read, true),

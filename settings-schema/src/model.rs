@@ -35,6 +35,11 @@ pub struct Settings {
     /// `git.safeDirectories`: emitted as `safe.directory` git config for the command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitSettings>,
+    /// srt-rs: which of srt's environment variables the command inherits. Credential-looking
+    /// names (API keys, tokens, passwords, cloud credentials) are dropped unless `include`
+    /// names them exactly; srt's own variables (proxy URLs, TMPDIR) always win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Environment>,
     /// Unsupported (credential masking needs TLS termination): refused when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<Value>,
@@ -201,5 +206,13 @@ impl Settings {
 
     pub fn weaker_opt_in(&self) -> bool {
         self.enable_weaker_nested_sandbox.unwrap_or(false)
+    }
+
+    /// The environment policy (the default one when the key is absent).
+    pub fn environment(&self) -> std::borrow::Cow<'_, crate::environment::Environment> {
+        match &self.environment {
+            Some(e) => std::borrow::Cow::Borrowed(e),
+            None => std::borrow::Cow::Owned(crate::environment::Environment::default()),
+        }
     }
 }
