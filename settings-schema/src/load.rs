@@ -214,9 +214,10 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
         }
     }
     let fs = &s.filesystem;
-    let lists: [(&str, &[PathEntry], bool); 4] = [
+    let lists: [(&str, &[PathEntry], bool); 5] = [
         ("denyRead", &fs.deny_read, true),
         ("allowRead", fs.allow_read.as_deref().unwrap_or(&[]), true),
+        ("listable", fs.listable.as_deref().unwrap_or(&[]), true),
         ("allowWrite", &fs.allow_write, false),
         ("denyWrite", &fs.deny_write, false),
     ];

@@ -143,6 +143,13 @@ pub struct Filesystem {
     pub allow_write: Vec<PathEntry>,
     /// Never writable, even inside `allowWrite` (deny wins). Missing paths stay uncreatable.
     pub deny_write: Vec<PathEntry>,
+    /// srt-rs: paths (globs allowed, as in denyRead) below which directories may be listed
+    /// although denyRead forbids reading them: names are visible, contents are not. Without
+    /// it a denied directory cannot be listed, and neither can the directories above it
+    /// (beside `denyRead: ["/var/run/secrets"]`, `ls /` fails). srt-controller sets it for
+    /// the credential directories it denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listable: Option<Vec<PathEntry>>,
     /// Allow writing `.git/config` (hooks stay protected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_git_config: Option<bool>,

@@ -108,6 +108,9 @@ fn semantic_errors() {
     assert!(e.contains("filesystem.denyWrite.0: globs are only supported"), "{e}");
     let e = err(&with("", "", "").replace(r#""denyRead":[]"#, r#""denyRead":[""]"#));
     assert!(e.contains("Path cannot be empty"), "{e}");
+    let e = err(&with("", r#","listable":[""]"#, ""));
+    assert!(e.contains("filesystem.listable.0: Path cannot be empty"), "{e}");
+    parse(&with("", r#","listable":["/var/run/secrets","/srv/*/keys"]"#, "")).unwrap();
     let e = err(&with(r#","httpProxyPort":70000"#, "", ""));
     assert!(e.contains("network.httpProxyPort"), "{e}");
 }
