@@ -350,8 +350,9 @@ else
   record "$where" <<<"FAIL render or pod-from-render for the stand-in agent"
 fi
 
-# d. credentials (issue 21): the stand-in agent again, its container given OPENAI_API_KEY from
-# a Secret (secretKeyRef) and a Secret volume under /data, and kagent's token as a stand-in
+# d. credentials (issue 21): the stand-in agent again, its container given OPENAI_API_KEY and
+# ACME_LICENSE (no credential rule knows that name) from a Secret (secretKeyRef) and a Secret
+# volume under /data, and kagent's token as a stand-in
 # Secret at /var/run/secrets/tokens (podman mints no tokens). podman 4.3.1 reads a
 # secretKeyRef's podman secret as JSON {key: base64} and a Secret volume's as a Secret's
 # `data` (written out as given, base64 or not), hence two forms
@@ -359,7 +360,8 @@ where="kube credentials"
 pod=creds-agent-pod
 key="sk-proj-CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 b64() { printf '%s' "$1" | base64 -w0; }
-printf '{"api-key":"%s"}' "$(b64 "$key")" > "$tmp/model-secret.json"
+license="license-CANARY-$key"
+printf '{"api-key":"%s","license":"%s"}' "$(b64 "$key")" "$(b64 "$license")" > "$tmp/model-secret.json"
 printf '{"data":{"token":"%s"}}' "$(b64 "file-CANARY-$key")" > "$tmp/files-secret.json"
 printf '{"data":{"kagent-token":"%s"}}' "$(b64 "token-CANARY-$key")" > "$tmp/token-secret.json"
 made=1
@@ -386,6 +388,9 @@ spec:
       - name: OPENAI_API_KEY
         valueFrom:
           secretKeyRef: {name: $prefix-model, key: api-key}
+      - name: ACME_LICENSE
+        valueFrom:
+          secretKeyRef: {name: $prefix-model, key: license}
       volumes:
       - name: creds
         secret: {secretName: $prefix-files}
@@ -397,7 +402,7 @@ EOF
 settings_protect() { # the rendered settings exclude the key and deny both credential mounts
   python3 -c 'import json, sys, yaml
 s = json.loads(yaml.safe_load(open(sys.argv[1]))["data"]["srt-settings.json"])
-assert s["environment"]["exclude"] == ["OPENAI_API_KEY"], s
+assert s["environment"]["exclude"] == ["ACME_LICENSE", "OPENAI_API_KEY"], s
 assert s["filesystem"]["denyRead"] == ["/data/creds", "/var/run/secrets"], s' "$1"
 }
 if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
@@ -414,10 +419,10 @@ if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
       sleep 0.3
     done
     record "$where" < <({
-      check "the rendered settings exclude OPENAI_API_KEY and deny /data/creds and /var/run/secrets" \
+      check "the rendered settings exclude ACME_LICENSE, OPENAI_API_KEY, deny /data/creds, /var/run/secrets" \
         settings_protect "$tmp/creds-cm.yaml"
       timeout 120 podman exec "$ctr" bash -c "$(cat scripts/podman/credentials.sh)" credentials \
-        /data/creds/token "$key"
+        /data/creds/token "$key" "$license"
     } 2>&1)
   fi
   pod_rm "$pod"

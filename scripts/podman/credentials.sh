@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Run by scripts/podman-test.sh (part d) through `podman exec` in the pod of an agent whose
-# container gets OPENAI_API_KEY from a Secret (secretKeyRef), mounts a Secret volume and holds
-# a stand-in for kagent's token at /var/run/secrets/tokens/kagent-token. The agent (pid 1)
-# has all three; a command it runs through srt (with the settings srt-controller rendered,
-# $SRT_SETTINGS_PATH) sees none of them, and still lists / and keeps PATH, HOME, the proxy.
-# Usage: credentials.sh SECRET_FILE KEY_VALUE. One line per check: "PASS name" / "FAIL name: detail".
+# container gets OPENAI_API_KEY and ACME_LICENSE (a name no credential rule catches: only
+# srt-controller's exclusion by name keeps it out) from a Secret (secretKeyRef), mounts a
+# Secret volume and holds a stand-in for kagent's token at /var/run/secrets/tokens/kagent-token.
+# The agent (pid 1) has all of them; a command it runs through srt (with the settings
+# srt-controller rendered, $KAGENT_SRT_SETTINGS_PATH) sees none, and still lists / and keeps
+# PATH, HOME and the proxy variables.
+# Usage: credentials.sh SECRET_FILE KEY_VALUE LICENSE_VALUE
+# One line per check: "PASS name" / "FAIL name: detail".
 set -u
-secret_file=$1 key=$2
+secret_file=$1 key=$2 license=$3
 token=/var/run/secrets/tokens/kagent-token
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $(printf '%s' "$2" | tail -n 4 | tr '\n' ' ' | cut -c1-300)"; }
 srt_() { (cd /tmp && timeout 30 srt --settings "$KAGENT_SRT_SETTINGS_PATH" "$@") 2>&1; }
 
 # the agent holds them
-if tr '\0' '\n' < /proc/1/environ | grep -qxF "OPENAI_API_KEY=$key"; then
-  pass "the agent (pid 1) has OPENAI_API_KEY from the Secret"
+agent_env=$(tr '\0' '\n' < /proc/1/environ)
+if grep -qxF "OPENAI_API_KEY=$key" <<<"$agent_env" && grep -qxF "ACME_LICENSE=$license" <<<"$agent_env"; then
+  pass "the agent (pid 1) has OPENAI_API_KEY and ACME_LICENSE from the Secret"
 else
-  fail "the agent (pid 1) has OPENAI_API_KEY from the Secret" "$(tr '\0' ' ' < /proc/1/environ)"
+  fail "the agent (pid 1) has OPENAI_API_KEY and ACME_LICENSE from the Secret" "$(tr '\n' ' ' <<<"$agent_env")"
 fi
 file_content=$(cat "$secret_file" 2>&1)
 [ -r "$secret_file" ] && [ -n "$file_content" ] && pass "the agent reads the Secret volume ($secret_file)" \
@@ -27,10 +31,11 @@ token_content=$(cat "$token" 2>&1)
 
 # a command run through srt does not
 out=$(srt_ bash -c env)
-if grep -qx 'SANDBOX_RUNTIME=1' <<<"$out" && ! grep -q "OPENAI_API_KEY" <<<"$out" && ! grep -qF "$key" <<<"$out"; then
-  pass "srt bash -c env: no OPENAI_API_KEY"
+if grep -qx 'SANDBOX_RUNTIME=1' <<<"$out" && ! grep -q "OPENAI_API_KEY\|ACME_LICENSE" <<<"$out" \
+  && ! grep -qF "$key" <<<"$out" && ! grep -qF "$license" <<<"$out"; then
+  pass "srt bash -c env: no OPENAI_API_KEY, no ACME_LICENSE"
 else
-  fail "srt bash -c env: no OPENAI_API_KEY" "$out"
+  fail "srt bash -c env: no OPENAI_API_KEY, no ACME_LICENSE" "$out"
 fi
 missing=
 for v in PATH HOME HTTPS_PROXY HTTP_PROXY NO_PROXY; do grep -q "^$v=" <<<"$out" || missing+=" $v"; done
