@@ -3,6 +3,8 @@
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
 //! cargo bench -p srt-runtime --bench startup [-- ROUNDS]
+//! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to the same run,
+//! for a before/after ratio.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -57,12 +59,17 @@ fn main() {
     )
     .unwrap();
     let s = settings.to_str().unwrap();
-    let cases: Vec<(&str, Vec<&str>)> = vec![
+    let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
+    let mut cases: Vec<(&str, Vec<&str>)> = vec![
         ("true", vec!["/bin/true"]),
         ("bash -c true", vec!["/bin/bash", "-c", "true"]),
         ("srt landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
         ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
+    if let Some(b) = baseline.as_deref() {
+        cases.push(("baseline landl.", vec![b, "--network-mode=landlock", "-s", s, "-c", "true"]));
+        cases.push(("baseline names.", vec![b, "--network-mode=namespace", "-s", s, "-c", "true"]));
+    }
     let mut samples: Vec<Sample> = cases.iter().map(|_| Sample { secs: vec![], max_rss_kb: 0 }).collect();
     for (_, argv) in &cases {
         run_once(argv, &dir); // warm the page cache
