@@ -88,21 +88,24 @@ pub fn build(policy: &Environment, vars: Vec<(OsString, OsString)>, own: &[(Stri
     Built { envp, report }
 }
 
+/// The dropped credentials' names, those dropped for their value marked so.
+fn credential_names(r: &Report) -> Vec<String> {
+    r.credentials
+        .iter()
+        .map(|(n, why)| match why {
+            Why::Name => n.clone(),
+            Why::Value => format!("{n} (its value holds a password)"),
+        })
+        .collect()
+}
+
 /// One line naming what was left out, by name only (`-d`).
 pub fn describe(r: &Report) -> String {
     let mut parts = Vec::new();
     if !r.credentials.is_empty() {
-        let names: Vec<String> = r
-            .credentials
-            .iter()
-            .map(|(n, why)| match why {
-                Why::Name => n.clone(),
-                Why::Value => format!("{n} (its value holds a password)"),
-            })
-            .collect();
         parts.push(format!(
             "credential-looking, dropped: {} (name one in environment.include to pass it on)",
-            names.join(", ")
+            credential_names(r).join(", ")
         ));
     }
     if !r.excluded.is_empty() {
@@ -137,15 +140,7 @@ pub fn explain(w: &mut String, policy: &Environment) {
         "  PASS, PAT, JWT, ...) or stem (SECRET, PASSWORD, CREDENTIAL, APIKEY, ...), and values holding a password"
     );
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-    let creds: Vec<String> = r
-        .credentials
-        .iter()
-        .map(|(n, why)| match why {
-            Why::Name => n.clone(),
-            Why::Value => format!("{n} (its value holds a password)"),
-        })
-        .collect();
-    let _ = writeln!(w, "  dropped here as credentials: {}", list(&creds));
+    let _ = writeln!(w, "  dropped here as credentials: {}", list(&credential_names(r)));
     if !policy.exclude.is_empty() {
         let _ = writeln!(w, "  exclude {}: dropped here: {}", policy.exclude.join(", "), list(&r.excluded));
     }
