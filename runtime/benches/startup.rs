@@ -1,5 +1,5 @@
 //! Whole-process startup benchmark: `srt -c true` in each network mode against bare `true` (and `bash -c true`,
-//! which srt runs inside) in the same run, interleaved so drift hits both alike.
+//! which srt runs inside) in the same run, interleaved in a shuffled order so drift hits all alike.
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
 //! cargo bench -p srt-runtime --bench startup [-- ROUNDS]
@@ -74,8 +74,17 @@ fn main() {
     for (_, argv) in &cases {
         run_once(argv, &dir); // warm the page cache
     }
+    // each round in a fresh order: a fixed one gives every case the same predecessor, and
+    // the case after `bash -c true` ran measurably slower than the same binary elsewhere
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..rounds {
-        for (i, (_, argv)) in cases.iter().enumerate() {
+        for k in (1..order.len()).rev() {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(k, (seed >> 33) as usize % (k + 1));
+        }
+        for &i in &order {
+            let argv = &cases[i].1;
             let (t, rss) = run_once(argv, &dir);
             samples[i].secs.push(t);
             samples[i].max_rss_kb = samples[i].max_rss_kb.max(rss);
