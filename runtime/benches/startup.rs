@@ -75,7 +75,7 @@ fn main() {
         run_once(argv, &dir); // warm the page cache
     }
     // each round in a fresh order: a fixed one gives every case the same predecessor, and
-    // the case after `bash -c true` ran measurably slower than the same binary elsewhere
+    // the case right after `bash -c true` came out up to 1 ms slower than its peers
     let mut order: Vec<usize> = (0..cases.len()).collect();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..rounds {
