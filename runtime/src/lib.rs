@@ -12,6 +12,7 @@ macro_rules! warn {
 pub mod child;
 pub mod cli;
 mod cli_args;
+pub mod env_policy;
 pub mod error;
 pub mod explain;
 mod explain_fs;

@@ -141,7 +141,7 @@ impl FsPolicy {
     /// Every path where the rights may change.
     pub fn boundaries(&self) -> Vec<PathBuf> {
         let mut all: Vec<PathBuf> =
-            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write, &self.extra_bounds]
+            [&self.deny_read, &self.allow_read, &self.listable, &self.write, &self.deny_write, &self.extra_bounds]
                 .into_iter()
                 .flatten()
                 .cloned()
