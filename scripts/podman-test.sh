@@ -10,6 +10,8 @@
 #   c. the same for a Declarative agent run by a stand-in for kagent's runtime image (its
 #      own PATH, an entrypoint found through it): it starts, finds srt on its PATH, sees
 #      KAGENT_URL, its ServiceAccount name and kagent's /config files
+#   d. credentials: that agent with OPENAI_API_KEY from a Secret, a Secret volume and a
+#      stand-in kagent token; the agent has them, commands run through srt do not
 # Prints "PASS name" / "FAIL name: detail" per check and "podman: N passed, M failed";
 # exits 1 on any failure. Where podman cannot run (not root, no apt, podman info fails)
 # it prints "skipped: podman real-runtime test: <reason>", appends "podman-test<TAB>reason"
@@ -87,8 +89,10 @@ kube_play() {
   done
   return 1
 }
+secrets=()
 cleanup() {
   for pod in "${pods[@]}"; do pod_rm "$pod"; done
+  for secret in "${secrets[@]}"; do timeout 60 podman secret rm "$secret" >/dev/null 2>&1; done
   timeout 60 podman ps -a --format '{{.Names}}' 2>/dev/null | grep "^$prefix" \
     | xargs -r timeout 60 podman rm -f >/dev/null 2>&1
   rm -rf "$tmp"
@@ -344,5 +348,85 @@ if podman image exists "$STANDIN_IMAGE" \
   pod_rm "$pod"
 else
   record "$where" <<<"FAIL render or pod-from-render for the stand-in agent"
+fi
+
+# d. credentials (issue 21): the stand-in agent again, its container given OPENAI_API_KEY and
+# ACME_LICENSE (no credential rule knows that name) from a Secret (secretKeyRef) and a Secret
+# volume under /data, and kagent's token as a stand-in
+# Secret at /var/run/secrets/tokens (podman mints no tokens). podman 4.3.1 reads a
+# secretKeyRef's podman secret as JSON {key: base64} and a Secret volume's as a Secret's
+# `data` (written out as given, base64 or not), hence two forms
+where="kube credentials"
+pod=creds-agent-pod
+key="sk-proj-CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+b64() { printf '%s' "$1" | base64 -w0; }
+license="license-CANARY-$key"
+printf '{"api-key":"%s","license":"%s"}' "$(b64 "$key")" "$(b64 "$license")" > "$tmp/model-secret.json"
+printf '{"data":{"token":"%s"}}' "$(b64 "file-CANARY-$key")" > "$tmp/files-secret.json"
+printf '{"data":{"kagent-token":"%s"}}' "$(b64 "token-CANARY-$key")" > "$tmp/token-secret.json"
+made=1
+for s in model files token; do
+  if timeout 60 podman secret create "$prefix-$s" "$tmp/$s-secret.json" >/dev/null 2>&1; then
+    secrets+=("$prefix-$s")
+  else
+    made=
+  fi
+done
+cat > "$tmp/creds.yaml" <<EOF
+apiVersion: kagent.dev/v1alpha2
+kind: SandboxAgent
+metadata:
+  name: creds-agent
+  namespace: default
+spec:
+  declarative:
+    modelConfig: default-model-config
+    systemMessage: You hold credentials.
+    deployment:
+      imagePullPolicy: Never
+      env:
+      - name: OPENAI_API_KEY
+        valueFrom:
+          secretKeyRef: {name: $prefix-model, key: api-key}
+      - name: ACME_LICENSE
+        valueFrom:
+          secretKeyRef: {name: $prefix-model, key: license}
+      volumes:
+      - name: creds
+        secret: {secretName: $prefix-files}
+      volumeMounts:
+      - name: creds
+        mountPath: /data/creds
+        readOnly: true
+EOF
+settings_protect() { # the rendered settings exclude the key and deny both credential mounts
+  python3 -c 'import json, sys, yaml
+s = json.loads(yaml.safe_load(open(sys.argv[1]))["data"]["srt-settings.json"])
+assert s["environment"]["exclude"] == ["ACME_LICENSE", "OPENAI_API_KEY"], s
+assert s["filesystem"]["denyRead"] == ["/data/creds", "/var/run/secrets"], s' "$1"
+}
+if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
+  && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/creds.yaml" > "$tmp/creds-rendered.yaml" \
+  && python3 scripts/podman/pod-from-render.py --token-secret "$prefix-token" "$tmp/creds-rendered.yaml" "$pod" \
+    "$tmp/creds-pod.yaml" "$tmp/creds-cm.yaml"; then
+  pods+=("$pod")
+  if ! kube_play "$pod" "$tmp/creds-cm.yaml" "$tmp/creds-pod.yaml"; then
+    record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+  else
+    ctr=$pod-kagent
+    for _ in $(seq 100); do
+      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
+      sleep 0.3
+    done
+    record "$where" < <({
+      check "the rendered settings exclude ACME_LICENSE, OPENAI_API_KEY, deny /data/creds, /var/run/secrets" \
+        settings_protect "$tmp/creds-cm.yaml"
+      timeout 120 podman exec "$ctr" bash -c "$(cat scripts/podman/credentials.sh)" credentials \
+        /data/creds/token "$key" "$license"
+    } 2>&1)
+  fi
+  pod_rm "$pod"
+else
+  record "$where" <<<"FAIL podman secret create, render or pod-from-render for the credentials agent"
 fi
 finish

@@ -6,6 +6,7 @@ pub mod agent_config;
 pub mod conditions;
 pub mod conflict;
 pub mod crd;
+pub mod credentials;
 pub mod discovery;
 pub mod floor;
 pub mod http;

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::accept::{self, Rejection, REASON_INVALID_SPEC};
 use crate::agent_config;
 use crate::crd::{AgentType, SandboxAgent};
+use crate::credentials;
 use crate::discovery::{SandboxApiInfo, SandboxVersion};
 use crate::options::{Options, ServiceMode, ANNOTATION_RUNTIME_CLASS, ANNOTATION_SERVICE};
 use crate::pod::{self, PodInputs, AGENT_SPEC_KEY};
@@ -91,33 +92,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         ("kagent".to_string(), name.clone()),
     ]);
 
-    let settings_json = settings::render(agent.spec.allowed_domains())
-        .map_err(|e| Rejection { reason: accept::REASON_INVALID_DOMAINS, message: e.to_string() })?;
-    let mut data = BTreeMap::from([(SETTINGS_KEY.to_string(), settings_json)]);
-    let mut cm_annotations = annotations.clone();
-    if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
-        // Serialising a typed spec (strings, maps, JSON values) cannot fail.
-        let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
-        data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
-        let rendered = agent_config::render(&name, &namespace, &agent.spec, d);
-        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
-        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
-        cm_annotations.insert(agent_config::ANNOTATION_UNRENDERED.to_string(), rendered.unrendered.join("; "));
-    }
     let settings_cm = settings_name(&name);
-    let configmap = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(settings_cm.clone()),
-            namespace: Some(namespace.clone()),
-            labels: Some(pod_labels.clone()),
-            annotations: non_empty(cm_annotations),
-            owner_references: owner.clone(),
-            ..Default::default()
-        },
-        data: Some(data),
-        ..Default::default()
-    };
-
     // kagent's rule: without serviceAccountName the agent gets a ServiceAccount of its own,
     // named after it, labelled and annotated by serviceAccountConfig.
     let service_account = deployment.service_account_name.is_none().then(|| {
@@ -145,6 +120,42 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         runtime_class_name: runtime_class(agent.annotations().get(ANNOTATION_RUNTIME_CLASS), opts)?,
     };
     let pod_spec = pod::pod_spec(&agent.spec, &deployment, &inputs, opts)?;
+    // what the commands may not see is read from the pod as built, so every variable and
+    // volume that reaches the agent's container counts, wherever it came from
+    let agent_container = pod_spec.containers.iter().find(|c| c.name == pod::CONTAINER_NAME);
+    let protection = match agent_container {
+        Some(c) => credentials::protection(c, pod_spec.volumes.as_deref().unwrap_or_default(), agent.annotations())?,
+        None => credentials::Protection::default(),
+    };
+    let settings_json = settings::render(agent.spec.allowed_domains(), &protection).map_err(|e| {
+        let domains = e.issues().iter().any(|i| i.path.starts_with("network."));
+        let reason = if domains { accept::REASON_INVALID_DOMAINS } else { REASON_INVALID_SPEC };
+        Rejection { reason, message: e.to_string() }
+    })?;
+    let mut data = BTreeMap::from([(SETTINGS_KEY.to_string(), settings_json)]);
+    let mut cm_annotations = annotations.clone();
+    if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
+        // Serialising a typed spec (strings, maps, JSON values) cannot fail.
+        let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
+        data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
+        let rendered = agent_config::render(&name, &namespace, &agent.spec, d);
+        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
+        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
+        cm_annotations.insert(agent_config::ANNOTATION_UNRENDERED.to_string(), rendered.unrendered.join("; "));
+    }
+    let configmap = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(settings_cm.clone()),
+            namespace: Some(namespace.clone()),
+            labels: Some(pod_labels.clone()),
+            annotations: non_empty(cm_annotations),
+            owner_references: owner.clone(),
+            ..Default::default()
+        },
+        data: Some(data),
+        ..Default::default()
+    };
+
     let service_override = match agent.annotations().get(ANNOTATION_SERVICE).map(String::as_str) {
         None => None,
         Some("true") => Some(true),

@@ -75,7 +75,7 @@ async fn a_new_agent_gets_settings_a_sandbox_and_a_status() {
     let (cm, sb) = expect_deploy(&mut handle, json!({})).await;
     assert_eq!(
         settings_of(&cm),
-        r#"{"filesystem":{"allowWrite":[".","/tmp"],"denyRead":[],"denyWrite":[]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#
+        r#"{"filesystem":{"allowWrite":[".","/tmp"],"denyRead":["/var/run/secrets"],"denyWrite":[],"listable":["/var/run/secrets"]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#
     );
     settings_schema::parse_str(&settings_of(&cm), std::path::Path::new("cm")).unwrap();
     for body in [&cm, &sb] {

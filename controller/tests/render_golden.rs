@@ -124,6 +124,33 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         assert_eq!(settings_volume["configMap"]["name"], cm["metadata"]["name"], "{case}");
         let mount = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-settings").unwrap();
         assert_eq!(mount["mountPath"], "/config", "{case}");
+
+        // what srt's commands may not see: every variable from a Secret, kagent's token
+        // directory and every Secret or token volume the agent mounts
+        let parsed: Value = serde_json::from_str(settings).unwrap();
+        let excluded = parsed["environment"]["exclude"].as_array().cloned().unwrap_or_default();
+        for e in agent["env"].as_array().unwrap() {
+            if e["valueFrom"].get("secretKeyRef").is_some() {
+                assert!(excluded.contains(&e["name"]), "{case}: {} comes from a Secret: {settings}", e["name"]);
+            }
+        }
+        let denied = parsed["filesystem"]["denyRead"].as_array().unwrap();
+        assert!(denied.contains(&Value::from("/var/run/secrets")), "{case}: kagent's token directory: {settings}");
+        assert_eq!(parsed["filesystem"]["listable"].as_array(), Some(denied), "{case}: `ls /` keeps working");
+        for m in agent["volumeMounts"].as_array().unwrap() {
+            let volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == m["name"]).unwrap();
+            let path = m["mountPath"].as_str().unwrap();
+            let credential = volume.get("secret").is_some()
+                || volume["projected"]["sources"].as_array().is_some_and(|s| {
+                    s.iter().any(|x| x.get("secret").is_some() || x.get("serviceAccountToken").is_some())
+                });
+            if credential {
+                assert!(
+                    denied.iter().any(|d| path == d || path.starts_with(&format!("{}/", d.as_str().unwrap()))),
+                    "{case}: {path} holds credentials: {settings}"
+                );
+            }
+        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! Whole-process startup benchmark: `srt -c true` in each network mode against bare `true` (and `bash -c true`,
-//! which srt runs inside) in the same run, interleaved so drift hits both alike.
+//! which srt runs inside) in the same run, interleaved in a shuffled order so drift hits all alike.
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
+//!
+//! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to the same run,
+//! for a before/after ratio.
 //!
 //! With `--trees`, the same in the places agents work, each against `bash -c true` in the
 //! same directory, interleaved: an empty directory; a 100,000-file repository shaped like a
@@ -64,12 +67,17 @@ fn main() {
     let settings = dir.join("s.json");
     std::fs::write(&settings, settings_json(&[])).unwrap();
     let s = settings.to_str().unwrap();
-    let cases: Vec<(&str, Vec<&str>)> = vec![
+    let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
+    let mut cases: Vec<(&str, Vec<&str>)> = vec![
         ("true", vec!["/bin/true"]),
         ("bash -c true", vec!["/bin/bash", "-c", "true"]),
         ("srt landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
         ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
+    if let Some(b) = baseline.as_deref() {
+        cases.push(("baseline landl.", vec![b, "--network-mode=landlock", "-s", s, "-c", "true"]));
+        cases.push(("baseline names.", vec![b, "--network-mode=namespace", "-s", s, "-c", "true"]));
+    }
     let mut samples = sample(&cases, &dir, rounds);
     let base = median(&mut samples[0].secs.clone());
     let bash = median(&mut samples[1].secs.clone());
@@ -113,9 +121,17 @@ fn sample(cases: &[(&str, Vec<&str>)], dir: &std::path::Path, rounds: usize) -> 
     for (_, argv) in cases {
         run_once(argv, dir); // warm the page cache
     }
+    // each round in a fresh order: a fixed one gives every case the same predecessor, and
+    // the case right after `bash -c true` came out up to 1 ms slower than its peers
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..rounds {
-        for (i, (_, argv)) in cases.iter().enumerate() {
-            let (t, rss) = run_once(argv, dir);
+        for k in (1..order.len()).rev() {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(k, (seed >> 33) as usize % (k + 1));
+        }
+        for &i in &order {
+            let (t, rss) = run_once(&cases[i].1, dir);
             samples[i].secs.push(t);
             samples[i].max_rss_kb = samples[i].max_rss_kb.max(rss);
         }

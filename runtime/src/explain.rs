@@ -113,6 +113,7 @@ pub fn report(
         let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
     }
     crate::explain_fs::report(w, &p, settings_files);
+    crate::env_policy::explain(w, &settings.environment());
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();
     for (name, _, rule) in seccomp::rules(&arch, p.filter) {

@@ -17,7 +17,15 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     let pol = &p.policy;
     let _ = writeln!(w, "  reads: everywhere except denyRead  [Landlock]");
     for d in &pol.deny_read {
-        let _ = writeln!(w, "    deny read   {}", d.display());
+        let listable = pol.rights(d).list;
+        let _ = writeln!(w, "    deny read   {}{}", d.display(), if listable { " (names listable)" } else { "" });
+    }
+    if pol.deny_read.iter().any(|d| !pol.rights(d).list && d.as_os_str() != "/") {
+        let _ = writeln!(
+            w,
+            "  LIMIT: a denied directory cannot be listed, and neither can the directories above it (filesystem.listable"
+        );
+        let _ = writeln!(w, "  keeps names visible)");
     }
     for a in &pol.allow_read {
         let _ = writeln!(w, "    allow read  {}", a.display());

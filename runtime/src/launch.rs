@@ -347,7 +347,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         net.port = http;
         net.socks_port = socks;
     }
-    let envp = environment(&tmp.0, &net.env());
+    let envp = environment(&opts.settings, &tmp.0, &net.env());
     // landlock mode routes every connect; namespace mode only transparent mode's
     let route = (!namespaced || net.transparent.is_some()).then(|| net.route());
     let journal = if prepared.fs_enabled {
@@ -787,23 +787,19 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// The host environment (as srt), with the sandbox marker, the private TMPDIR and the
-/// proxy variables (which replace any the host had).
-fn environment(tmpdir: &Path, proxy: &[(String, String)]) -> Vec<CString> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k != "TMPDIR" && k != "SANDBOX_RUNTIME" && !proxy.iter().any(|(p, _)| k == p.as_str()))
-        .collect();
-    env.extend(proxy.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))));
-    env.push(("SANDBOX_RUNTIME".into(), "1".into()));
-    env.push(("TMPDIR".into(), tmpdir.as_os_str().to_owned()));
-    env.into_iter()
-        .filter_map(|(k, v)| {
-            let mut b = k.into_vec();
-            b.push(b'=');
-            b.extend(v.into_vec());
-            CString::new(b).ok()
-        })
-        .collect()
+/// srt's environment under the settings' `environment` policy, with the sandbox marker,
+/// the private TMPDIR and the proxy variables on top (they replace any inherited ones).
+/// What the policy left out is named under `-d`; a command that reads a dropped name
+/// simply finds it unset.
+fn environment(settings: &Settings, tmpdir: &Path, proxy: &[(String, String)]) -> Vec<CString> {
+    let mut own = proxy.to_vec();
+    own.push(("SANDBOX_RUNTIME".into(), "1".into()));
+    own.push(("TMPDIR".into(), tmpdir.to_string_lossy().into_owned()));
+    let built = crate::env_policy::build(&settings.environment(), std::env::vars_os().collect(), &own);
+    if !built.report.is_empty() {
+        tracing::debug!("environment: {}", crate::env_policy::describe(&built.report));
+    }
+    built.envp
 }
 
 /// Shell-quotes words for `bash -c` so arguments keep their boundaries.

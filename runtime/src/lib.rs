@@ -13,6 +13,7 @@ pub mod after_run;
 pub mod child;
 pub mod cli;
 mod cli_args;
+pub mod env_policy;
 pub mod error;
 pub mod explain;
 mod explain_fs;

@@ -628,6 +628,20 @@ mod tests {
     }
 
     #[test]
+    fn every_variable_srt_sets_is_one_the_settings_cannot_set() {
+        // settings-schema refuses `environment.set` of these names; a variable srt sets
+        // that is missing there would be silently overridden instead
+        let s = Settings::embedded_default();
+        let mut net = Net::prepare(&s, &[], false).unwrap();
+        for namespaced in [false, true] {
+            net.namespaced = namespaced;
+            for (k, _) in net.env() {
+                assert!(settings_schema::environment::SRT_OWN.contains(&k.as_str()), "{k} is missing from SRT_OWN");
+            }
+        }
+    }
+
+    #[test]
     fn search_domains_are_read_from_resolv_conf() {
         let text = "nameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local\ndomain Example.COM.\nsearchx no\n";
         assert_eq!(search_domains(text), ["default.svc.cluster.local", "svc.cluster.local", "example.com"]);

@@ -203,12 +203,19 @@ impl FsPolicy {
 
     /// Every path where the rights may change.
     pub fn boundaries(&self) -> Vec<PathBuf> {
-        let mut all: Vec<PathBuf> =
-            [&self.deny_read, &self.allow_read, &self.write, &self.deny_write, &self.extra_bounds, &self.mediated]
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect();
+        let mut all: Vec<PathBuf> = [
+            &self.deny_read,
+            &self.allow_read,
+            &self.listable,
+            &self.write,
+            &self.deny_write,
+            &self.extra_bounds,
+            &self.mediated,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
         all.sort();
         all.dedup();
         all

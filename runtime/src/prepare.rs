@@ -45,6 +45,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     let mut policy = FsPolicy {
         deny_read: expand_all(&fs.deny_read, cx, true),
         allow_read: expand_all(fs.allow_read.as_deref().unwrap_or(&[]), cx, true),
+        listable: expand_all(fs.listable.as_deref().unwrap_or(&[]), cx, true),
         write: expand_all(&fs.allow_write, cx, false),
         allow_git_config: fs.allow_git_config.unwrap_or(false),
         ..FsPolicy::default()

@@ -122,6 +122,17 @@ fn settings_errors_refuse_to_run() {
         ),
         (&BASE.replace("deniedDomains", "deniedDomain"), "did you mean \"deniedDomains\""),
         (&BASE.replace(r#""allowedDomains":[]"#, r#""allowedDomains":["*.com"]"#), "network.allowedDomains.0"),
+        (
+            &BASE.replace(r#""network""#, r#""enviroment":{},"network""#),
+            "enviroment: unknown key \"enviroment\"; did you mean \"environment\"?",
+        ),
+        (
+            &BASE.replace(
+                r#""network""#,
+                r#""environment":{"set":{"HTTPS_PROXY":"http://elsewhere.test:1"}},"network""#,
+            ),
+            "environment.set.HTTPS_PROXY: srt sets HTTPS_PROXY itself",
+        ),
     ];
     for (text, want) in cases {
         let mut c = with_settings(&d.0, text);
@@ -235,6 +246,56 @@ fn explain_reports_mechanisms() {
     let mut c = with_settings(&d.0, BASE);
     c.arg("--explain");
     assert_eq!(out(c).0, 0);
+}
+
+/// `srt explain` and `-d` name the variables srt leaves out, never their values.
+#[test]
+fn explain_and_debug_name_dropped_variables_but_never_their_values() {
+    let d = dir("explain-env");
+    let settings = BASE.replace(
+        r#""network""#,
+        r#""environment":{"exclude":["MYAPP_*"],"include":["GITHUB_TOKEN"],"set":{"FIXED":"VALUE-OF-FIXED"}},"network""#,
+    );
+    let secrets = [
+        ("OPENAI_API_KEY", "CANARY-sk-proj-1"),
+        ("AWS_SECRET_ACCESS_KEY", "CANARY-aws"),
+        ("DATABASE_URL", "postgres://app:CANARY-pw@db/app"),
+        ("GITHUB_TOKEN", "CANARY-ghp-included"),
+        ("MYAPP_DEBUG", "CANARY-excluded"),
+    ];
+    let mut c = with_settings(&d.0, &settings);
+    c.arg("--explain").envs(secrets);
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("CANARY") && !text.contains("VALUE-OF-FIXED"), "explain shows a value:\n{text}");
+    let line = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
+    let dropped = line("dropped here as credentials:");
+    for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL (its value holds a password)"] {
+        assert!(dropped.contains(name), "{name} not listed as dropped:\n{text}");
+    }
+    assert!(!dropped.contains("GITHUB_TOKEN"), "an included credential is not dropped:\n{text}");
+    assert!(line("exclude MYAPP_*").contains("MYAPP_DEBUG"), "{text}");
+    assert!(line("  set:").contains("FIXED"), "{text}");
+
+    let mut c = with_settings(&d.0, &settings);
+    c.arg("-d").args(["-c", "echo key=${OPENAI_API_KEY-unset} gh=${GITHUB_TOKEN:+set}"]).envs(secrets);
+    let (code, text) = out(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("key=unset gh=set"), "{text}");
+    let debug = line_of(&text, "environment:");
+    for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL", "MYAPP_DEBUG"] {
+        assert!(debug.contains(name), "-d does not name {name}: {text}");
+    }
+    assert!(!debug.contains("CANARY") && !debug.contains("GITHUB_TOKEN"), "{debug}");
+    // without -d, nothing is said
+    let mut c = with_settings(&d.0, &settings);
+    c.args(["-c", "true"]).envs(secrets);
+    let (_, text) = out(c);
+    assert!(!text.contains("OPENAI_API_KEY"), "{text}");
+}
+
+fn line_of(text: &str, needle: &str) -> String {
+    text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string()
 }
 
 fn spawn_sleeper(d: &Path, cmd: &str) -> std::process::Child {

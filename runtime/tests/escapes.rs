@@ -8,6 +8,7 @@ mod escape {
     pub mod harness;
 
     mod devices;
+    mod environment;
     mod fast_path;
     mod fs_links;
     mod fs_metadata;

@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """Turn `srt-controller render` output into what `podman kube play` takes: the ConfigMap
 as its own file (for --configmap) and the Sandbox's podTemplate as a Pod.
-Usage: pod-from-render.py RENDERED POD_NAME OUT_POD OUT_CONFIGMAP [SECCOMP_LOCALHOST_PROFILE]
+Usage: pod-from-render.py [--token-secret NAME] RENDERED POD_NAME OUT_POD OUT_CONFIGMAP [SECCOMP_LOCALHOST_PROFILE]
 With SECCOMP_LOCALHOST_PROFILE the pod carries the annotation podman 4.x reads for a
 custom profile (seccomp.security.alpha.kubernetes.io/pod: localhost/<file>, resolved
 under --seccomp-profile-root); podman ignores securityContext.seccompProfile, and
 without the annotation uses its own default profile, which is what RuntimeDefault means.
+With --token-secret the projected kagent-token volume (podman cannot mint ServiceAccount
+tokens) becomes that podman secret, mounted where the token would be; without it, it goes.
 Everything else is the rendered pod as it is, except what podman 4.3 refuses (below).
 """
 import sys
 
 import yaml
 
-rendered, pod_name, out_pod, out_cm = sys.argv[1:5]
-profile = sys.argv[5] if len(sys.argv) > 5 else None
+args = sys.argv[1:]
+token_secret = None
+if args[:1] == ["--token-secret"]:
+    token_secret, args = args[1], args[2:]
+rendered, pod_name, out_pod, out_cm = args[0:4]
+profile = args[4] if len(args) > 4 else None
 with open(rendered) as f:
     docs = [d for d in yaml.safe_load_all(f) if d]
 configmap = next(d for d in docs if d["kind"] == "ConfigMap")
@@ -30,13 +36,26 @@ if annotations:
 # reaches the pod with podman exec, so the ports go. podman 4.3 has no namespaces or service
 # accounts and refuses fieldRef metadata.namespace and spec.serviceAccountName: such
 # variables get the Sandbox's namespace and the pod's serviceAccountName as values. It
-# cannot mint ServiceAccount tokens either: the projected kagent-token volume and its mount go.
+# cannot mint ServiceAccount tokens either: the projected kagent-token volume and its mount go,
+# or with --token-secret become a Secret volume holding a stand-in token at the same path.
+# podman 4.3.1 dereferences a Secret volume's `optional` without checking it is set.
 namespace = sandbox["metadata"].get("namespace", "default")
 account = template["spec"].get("serviceAccountName", "default")
 values = {"metadata.namespace": namespace, "spec.serviceAccountName": account}
 tokens = [v["name"] for v in template["spec"].get("volumes", [])
           if any("serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))]
-template["spec"]["volumes"] = [v for v in template["spec"].get("volumes", []) if v["name"] not in tokens]
+volumes = []
+for v in template["spec"].get("volumes", []):
+    if v["name"] in tokens:
+        if not token_secret:
+            continue
+        v = {"name": v["name"], "secret": {"secretName": token_secret}}
+    if "secret" in v:
+        v["secret"].setdefault("optional", False)
+    volumes.append(v)
+template["spec"]["volumes"] = volumes
+if token_secret:
+    tokens = []
 for container in template["spec"].get("containers", []) + template["spec"].get("initContainers", []):
     container.pop("ports", None)
     container["volumeMounts"] = [m for m in container.get("volumeMounts", []) if m["name"] not in tokens]

@@ -3,12 +3,14 @@
 
 pub mod cidr;
 pub mod domain;
+pub mod environment;
 pub mod load;
 pub mod model;
 pub mod paths;
 mod suggest;
 
 pub use domain::{CanonicalHost, DomainPattern, HostPattern, ListKind, PatternError};
+pub use environment::{Environment, Inherit};
 pub use load::{load_file, parse_str, validate, Issue, SettingsError};
 pub use model::{Filesystem, GitSettings, LiteralPath, Network, PathEntry, Settings};
 

@@ -208,10 +208,16 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
             push("mandatoryDenySearchDepth".into(), format!("{d} is out of range; use 1 to 10"));
         }
     }
+    if let Some(env) = &s.environment {
+        for (path, message) in crate::environment::check(env) {
+            push(format!("environment.{path}"), message);
+        }
+    }
     let fs = &s.filesystem;
-    let lists: [(&str, &[PathEntry], bool); 4] = [
+    let lists: [(&str, &[PathEntry], bool); 5] = [
         ("denyRead", &fs.deny_read, true),
         ("allowRead", fs.allow_read.as_deref().unwrap_or(&[]), true),
+        ("listable", fs.listable.as_deref().unwrap_or(&[]), true),
         ("allowWrite", &fs.allow_write, false),
         ("denyWrite", &fs.deny_write, false),
     ];

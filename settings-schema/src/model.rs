@@ -35,6 +35,11 @@ pub struct Settings {
     /// `git.safeDirectories`: emitted as `safe.directory` git config for the command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitSettings>,
+    /// srt-rs: which of srt's environment variables the command inherits. Credential-looking
+    /// names (API keys, tokens, passwords, cloud credentials) are dropped unless `include`
+    /// names them exactly; srt's own variables (proxy URLs, TMPDIR) always win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Environment>,
     /// Unsupported (credential masking needs TLS termination): refused when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<Value>,
@@ -138,6 +143,13 @@ pub struct Filesystem {
     pub allow_write: Vec<PathEntry>,
     /// Never writable, even inside `allowWrite` (deny wins). Missing paths stay uncreatable.
     pub deny_write: Vec<PathEntry>,
+    /// srt-rs: paths (globs allowed, as in denyRead) below which directories may be listed
+    /// although denyRead forbids reading them: names are visible, contents are not. Without
+    /// it a denied directory cannot be listed, and neither can the directories above it
+    /// (beside `denyRead: ["/var/run/secrets"]`, `ls /` fails). srt-controller sets it for
+    /// the credential directories it denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listable: Option<Vec<PathEntry>>,
     /// Allow writing `.git/config` (hooks stay protected).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_git_config: Option<bool>,
@@ -201,5 +213,13 @@ impl Settings {
 
     pub fn weaker_opt_in(&self) -> bool {
         self.enable_weaker_nested_sandbox.unwrap_or(false)
+    }
+
+    /// The environment policy (the default one when the key is absent).
+    pub fn environment(&self) -> std::borrow::Cow<'_, crate::environment::Environment> {
+        match &self.environment {
+            Some(e) => std::borrow::Cow::Borrowed(e),
+            None => std::borrow::Cow::Owned(crate::environment::Environment::default()),
+        }
     }
 }

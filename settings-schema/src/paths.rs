@@ -40,7 +40,7 @@ pub(crate) fn check_entry(e: &PathEntry, globs_ok: bool, is_deny: bool) -> Resul
         let stripped = s.strip_suffix("/**").unwrap_or(s);
         if has_glob_chars(stripped) {
             return Err(format!(
-                "globs are only supported in denyRead and allowRead; write a literal path, or \
+                "globs are only supported in denyRead, allowRead and listable; write a literal path, or \
                  {{\"path\": \"{s}\", \"literal\": true}} if the name really contains glob characters"
             ));
         }

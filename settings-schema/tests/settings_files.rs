@@ -108,8 +108,46 @@ fn semantic_errors() {
     assert!(e.contains("filesystem.denyWrite.0: globs are only supported"), "{e}");
     let e = err(&with("", "", "").replace(r#""denyRead":[]"#, r#""denyRead":[""]"#));
     assert!(e.contains("Path cannot be empty"), "{e}");
+    let e = err(&with("", r#","listable":[""]"#, ""));
+    assert!(e.contains("filesystem.listable.0: Path cannot be empty"), "{e}");
+    parse(&with("", r#","listable":["/var/run/secrets","/srv/*/keys"]"#, "")).unwrap();
     let e = err(&with(r#","httpProxyPort":70000"#, "", ""));
     assert!(e.contains("network.httpProxyPort"), "{e}");
+}
+
+#[test]
+fn the_environment_policy_is_strict() {
+    let s = parse(&with(
+        "",
+        "",
+        r#","environment":{"inherit":"core","exclude":["CI_*"],"include":["MYAPP_*","GITHUB_TOKEN"],"set":{"LANG":"C.UTF-8"}}"#,
+    ))
+    .unwrap();
+    let env = s.environment.unwrap();
+    assert_eq!(env.inherit, Some(settings_schema::Inherit::Core));
+    assert_eq!(env.include, ["MYAPP_*", "GITHUB_TOKEN"]);
+    assert_eq!(env.set["LANG"], "C.UTF-8");
+    // absent: inherit all, the credential default
+    assert_eq!(parse(BASE).unwrap().environment().inherit(), settings_schema::Inherit::All);
+
+    let e = err(&with("", "", r#","enviroment":{}"#));
+    assert!(e.contains("enviroment: unknown key \"enviroment\"; did you mean \"environment\"?"), "{e}");
+    let e = err(&with("", "", r#","environment":{"exlude":["A"]}"#));
+    assert!(e.contains("environment.exlude: unknown key \"exlude\"; did you mean \"exclude\"?"), "{e}");
+    let e = err(&with("", "", r#","environment":{"includeOnly":["A"]}"#));
+    assert!(e.contains("environment.includeOnly: unknown key"), "{e}");
+    let e = err(&with("", "", r#","environment":{"inherit":"Core"}"#));
+    assert!(e.contains("environment.inherit: unknown variant `Core`, expected one of `all`, `core`, `none`"), "{e}");
+    let e = err(&with("", "", r#","environment":{"include":"PATH"}"#));
+    assert!(e.contains("environment.include: wrong type"), "{e}");
+    let e = err(&with("", "", r#","environment":{"set":{"HTTPS_PROXY":"http://evil.test:1"}}"#));
+    assert!(e.contains("environment.set.HTTPS_PROXY: srt sets HTTPS_PROXY itself"), "{e}");
+    let e = err(&with("", "", r#","environment":{"set":{"TMPDIR":"/tmp"}}"#));
+    assert!(e.contains("environment.set.TMPDIR"), "{e}");
+    let e = err(&with("", "", r#","environment":{"exclude":["A=1"]}"#));
+    assert!(e.contains("environment.exclude.0: \"A=1\": a variable name cannot contain '='"), "{e}");
+    let e = err(&with("", "", r#","environment":{"set":{"X":"a\u0000b"}}"#));
+    assert!(e.contains("environment.set.X: the value contains a NUL"), "{e}");
 }
 
 #[test]

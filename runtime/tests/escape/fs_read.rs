@@ -33,6 +33,18 @@ escapes! {
         .with("filesystem.allowRead", json!(["{O}/secretdir/pub"]))
         .setup(|e| { e.file(&e.o("secretdir/pub/p.txt"), "PUBLIC\n"); e.file(&e.o("secretdir/pub/inner/k"), "INNERSECRET\n") })
         .fails().prints("PUBLIC").lacks("INNERSECRET");
+    // filesystem.listable (srt-controller's credential directories): names visible, contents
+    // not, and the directories above stay listable
+    listable_denied_tree_shows_names_only => Scenario::new(concat!(
+        r#"ls "$O" >/dev/null && echo parent-listed; ls "$O/secretdir/sub"; "#,
+        r#"cat "$O/secretdir/sub/key"; head -c 99 "$O/secretdir/sub/key"; ln -s "$O/secretdir/sub/key" s; cat s; "#,
+        r#"cp "$O/secretdir/sub/key" copy.txt; exit 1"#,
+    ))
+        .with("filesystem.denyRead", json!(["{O}/secretdir"]))
+        .with("filesystem.listable", json!(["{O}/secretdir"]))
+        .setup(|e| e.file(&e.o("secretdir/sub/key"), "KEYMATERIAL\n"))
+        .fails().prints("parent-listed").lacks("KEYMATERIAL").absent("w/copy.txt")
+        .check(|_, o| if o.text.lines().any(|l| l == "key") { Ok(()) } else { Err(format!("the name is not listed: {}", o.text)) });
     inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
         .fails().lacks("TOPSECRET");
     inherited_write_fd => Scenario::new("echo evil >&4")

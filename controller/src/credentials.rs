@@ -1,0 +1,241 @@
+//! What the commands an agent runs through srt may not see of the credentials its pod
+//! holds: variables whose value comes from a Secret, and the files of Secret, token and
+//! secrets-store volumes. Read from the rendered pod, not from the SandboxAgent, so any
+//! variable or volume that reaches the agent's container (the spec's, kagent's token, a
+//! ModelConfig's key) is covered without knowing where it came from. The agent process
+//! itself keeps all of them; only srt's commands lose them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Container, Volume};
+
+use crate::accept::{Rejection, REASON_INVALID_SPEC};
+
+/// Annotation on a SandboxAgent: variables (exact names, comma-separated) that the agent's
+/// commands may see although they come from a Secret or look like credentials.
+pub const ANNOTATION_COMMAND_ENV: &str = "srt-controller.dev/command-env";
+/// Annotation on a SandboxAgent: credential volumes (names, comma-separated) whose files
+/// the agent's commands may read; `kube-api-access` names the ServiceAccount token
+/// Kubernetes mounts itself.
+pub const ANNOTATION_COMMAND_VOLUMES: &str = "srt-controller.dev/command-readable-volumes";
+/// Where Kubernetes and its webhooks put a pod's tokens: kagent's (`tokens/`), the
+/// ServiceAccount's (`kubernetes.io/serviceaccount/`), EKS and Azure workload identity's.
+pub const SECRETS_DIR: &str = "/var/run/secrets";
+/// The ServiceAccount token Kubernetes mounts when the pod's account automounts it.
+const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+const SERVICE_ACCOUNT_VOLUME: &str = "kube-api-access";
+/// The CSI driver that mounts external secret stores (Vault, AWS/Azure/GCP secret managers).
+const SECRETS_STORE_DRIVER: &str = "secrets-store.csi.k8s.io";
+
+/// The `environment` and read rules the rendered srt-settings.json carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Protection {
+    /// Variables from Secrets (`secretKeyRef`), and `PREFIX*` for `envFrom` Secrets with a
+    /// prefix: never passed to commands, whatever the default.
+    pub exclude: Vec<String>,
+    /// The annotation's variables, passed on by exact name.
+    pub include: Vec<String>,
+    /// An `envFrom` Secret without a prefix: its names are unknown until the pod starts, so
+    /// commands start from srt's core set (plus the container's own named variables).
+    pub core_only: bool,
+    /// Credential mounts (and `/var/run/secrets`), unreadable to commands but listable.
+    pub deny_read: Vec<String>,
+    /// Mounts the annotation re-allows below a denied directory.
+    pub allow_read: Vec<String>,
+}
+
+/// The protection for `container` (the agent's) among the pod's `volumes`, with the agent's
+/// `annotations` asking for exceptions.
+pub fn protection(
+    container: &Container,
+    volumes: &[Volume],
+    annotations: &BTreeMap<String, String>,
+) -> Result<Protection, Rejection> {
+    let passed = names(annotations, ANNOTATION_COMMAND_ENV)?;
+    for n in &passed {
+        if n.contains(['*', '?']) || n.contains('=') {
+            return Err(invalid(ANNOTATION_COMMAND_ENV, format!("\"{n}\" is not a variable name; list exact names")));
+        }
+    }
+    let mut p = Protection::default();
+    let env = container.env.as_deref().unwrap_or_default();
+    let secret_env: BTreeSet<&str> = env
+        .iter()
+        .filter(|e| e.value_from.as_ref().is_some_and(|v| v.secret_key_ref.is_some()))
+        .map(|e| e.name.as_str())
+        .collect();
+    p.exclude = secret_env.iter().filter(|n| !passed.iter().any(|a| a == *n)).map(|n| n.to_string()).collect();
+    for from in container.env_from.iter().flatten().filter(|f| f.secret_ref.is_some()) {
+        match from.prefix.as_deref().filter(|x| !x.is_empty()) {
+            Some(prefix) => p.exclude.push(format!("{prefix}*")),
+            None => p.core_only = true,
+        }
+    }
+    p.include = passed.clone();
+    if p.core_only {
+        // the container's own variables that are not secrets still reach commands
+        p.include.extend(env.iter().filter(|e| !secret_env.contains(e.name.as_str())).map(|e| e.name.clone()));
+    }
+    p.include.sort();
+    p.include.dedup();
+
+    let readable = names(annotations, ANNOTATION_COMMAND_VOLUMES)?;
+    let credential_volumes: Vec<&str> =
+        volumes.iter().filter(|v| holds_credentials(v)).map(|v| v.name.as_str()).collect();
+    for r in &readable {
+        if r != SERVICE_ACCOUNT_VOLUME && !credential_volumes.contains(&r.as_str()) {
+            return Err(invalid(
+                ANNOTATION_COMMAND_VOLUMES,
+                format!(
+                    "\"{r}\" is not a credential volume of this agent's pod (those are: {}{SERVICE_ACCOUNT_VOLUME})",
+                    credential_volumes.iter().map(|v| format!("{v}, ")).collect::<String>()
+                ),
+            ));
+        }
+    }
+    p.deny_read.push(SECRETS_DIR.to_string());
+    let mounts = container.volume_mounts.as_deref().unwrap_or_default();
+    for m in mounts {
+        let path = m.mount_path.trim_end_matches('/').to_string();
+        if !credential_volumes.contains(&m.name.as_str()) {
+            // a ConfigMap or data volume someone mounted below the tokens' directory
+            if under(&path, SECRETS_DIR) && path != SECRETS_DIR {
+                p.allow_read.push(path);
+            }
+        } else if readable.contains(&m.name) {
+            if under(&path, SECRETS_DIR) {
+                p.allow_read.push(path);
+            }
+        } else if !under(&path, SECRETS_DIR) {
+            p.deny_read.push(path);
+        }
+    }
+    if readable.iter().any(|r| r == SERVICE_ACCOUNT_VOLUME) {
+        p.allow_read.push(SERVICE_ACCOUNT_DIR.to_string());
+    }
+    p.deny_read.sort();
+    p.deny_read.dedup();
+    p.allow_read.sort();
+    p.allow_read.dedup();
+    Ok(p)
+}
+
+/// A Secret, a projected volume with a Secret or a ServiceAccount token in it, or the
+/// secrets-store CSI driver's volume.
+pub fn holds_credentials(v: &Volume) -> bool {
+    v.secret.is_some()
+        || v.projected.as_ref().is_some_and(|p| {
+            p.sources.iter().flatten().any(|s| s.secret.is_some() || s.service_account_token.is_some())
+        })
+        || v.csi.as_ref().is_some_and(|c| c.driver == SECRETS_STORE_DRIVER)
+}
+
+fn under(path: &str, dir: &str) -> bool {
+    path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The annotation's comma- or space-separated entries.
+fn names(annotations: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, Rejection> {
+    let Some(value) = annotations.get(key) else { return Ok(Vec::new()) };
+    let out: Vec<String> =
+        value.split([',', ' ', '\n', '\t']).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+    if let Some(bad) = out.iter().find(|n| n.bytes().any(|b| !(0x21..0x7f).contains(&b))) {
+        return Err(invalid(key, format!("\"{bad}\" is not a name")));
+    }
+    Ok(out)
+}
+
+fn invalid(key: &str, what: String) -> Rejection {
+    Rejection { reason: REASON_INVALID_SPEC, message: format!("annotation {key}: {what}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn container(v: serde_json::Value) -> Container {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn volumes(v: serde_json::Value) -> Vec<Volume> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn pod() -> (Container, Vec<Volume>) {
+        let c = container(json!({"name": "kagent", "env": [
+            {"name": "KAGENT_URL", "value": "http://kagent"},
+            {"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "m", "key": "k"}}},
+            {"name": "MODEL_ENDPOINT", "valueFrom": {"secretKeyRef": {"name": "m", "key": "url"}}},
+            {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "CONF", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}],
+            "volumeMounts": [
+                {"name": "kagent-token", "mountPath": "/var/run/secrets/tokens"},
+                {"name": "git-creds", "mountPath": "/etc/git-creds/"},
+                {"name": "vault", "mountPath": "/mnt/vault"},
+                {"name": "mixed", "mountPath": "/etc/mixed"},
+                {"name": "data", "mountPath": "/data"},
+                {"name": "cm", "mountPath": "/etc/cm"},
+                {"name": "cm", "mountPath": "/var/run/secrets/ca"}]}));
+        let v = volumes(json!([
+            {"name": "kagent-token", "projected": {"sources": [{"serviceAccountToken": {"path": "kagent-token", "audience": "kagent"}}]}},
+            {"name": "git-creds", "secret": {"secretName": "git"}},
+            {"name": "vault", "csi": {"driver": "secrets-store.csi.k8s.io"}},
+            {"name": "mixed", "projected": {"sources": [{"configMap": {"name": "c"}}, {"secret": {"name": "s"}}]}},
+            {"name": "data", "emptyDir": {}},
+            {"name": "cm", "projected": {"sources": [{"configMap": {"name": "c"}}, {"downwardAPI": {}}]}},
+            {"name": "other-csi", "csi": {"driver": "ebs.csi.aws.com"}}]));
+        (c, v)
+    }
+
+    #[test]
+    fn secret_variables_and_credential_mounts_are_kept_from_commands() {
+        let (c, v) = pod();
+        let p = protection(&c, &v, &BTreeMap::new()).unwrap();
+        assert_eq!(p.exclude, ["MODEL_ENDPOINT", "OPENAI_API_KEY"]);
+        assert!(p.include.is_empty() && !p.core_only);
+        assert_eq!(p.allow_read, ["/var/run/secrets/ca"], "not a credential: readable below the denied directory");
+        assert_eq!(p.deny_read, ["/etc/git-creds", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+    }
+
+    #[test]
+    fn annotations_let_named_variables_and_volumes_through() {
+        let (c, v) = pod();
+        let a = annotations(&[
+            (ANNOTATION_COMMAND_ENV, "OPENAI_API_KEY, GITHUB_TOKEN"),
+            (ANNOTATION_COMMAND_VOLUMES, "git-creds kagent-token,kube-api-access"),
+        ]);
+        let p = protection(&c, &v, &a).unwrap();
+        assert_eq!(p.exclude, ["MODEL_ENDPOINT"]);
+        assert_eq!(p.include, ["GITHUB_TOKEN", "OPENAI_API_KEY"]);
+        assert_eq!(p.deny_read, ["/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(
+            p.allow_read,
+            ["/var/run/secrets/ca", "/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/tokens"]
+        );
+
+        let bad = protection(&c, &v, &annotations(&[(ANNOTATION_COMMAND_VOLUMES, "data")])).unwrap_err();
+        assert_eq!(bad.reason, REASON_INVALID_SPEC);
+        assert!(bad.message.contains("\"data\" is not a credential volume"), "{}", bad.message);
+        assert!(bad.message.contains("git-creds"), "{}", bad.message);
+        let bad = protection(&c, &v, &annotations(&[(ANNOTATION_COMMAND_ENV, "OPENAI_*")])).unwrap_err();
+        assert!(bad.message.contains("list exact names"), "{}", bad.message);
+    }
+
+    #[test]
+    fn env_from_secrets_exclude_their_prefix_or_start_commands_from_the_core_set() {
+        let mut c = container(json!({"name": "kagent", "env": [{"name": "KAGENT_URL", "value": "u"}],
+            "envFrom": [{"secretRef": {"name": "a"}, "prefix": "MODEL_"}, {"configMapRef": {"name": "c"}}]}));
+        let p = protection(&c, &[], &BTreeMap::new()).unwrap();
+        assert_eq!(p.exclude, ["MODEL_*"]);
+        assert!(!p.core_only);
+        c.env_from = Some(serde_json::from_value(json!([{"secretRef": {"name": "b"}}])).unwrap());
+        let p = protection(&c, &[], &BTreeMap::new()).unwrap();
+        assert!(p.core_only);
+        assert_eq!(p.include, ["KAGENT_URL"], "the container's own variables still reach commands");
+    }
+}

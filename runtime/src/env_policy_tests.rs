@@ -1,0 +1,206 @@
+use std::collections::BTreeMap;
+
+use super::*;
+
+/// Real names from the providers' and tools' documentation.
+const CREDENTIALS: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_DEVOPS_EXT_PAT",
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "MISTRAL_API_KEY",
+    "CO_API_KEY",
+    "COHERE_API_KEY",
+    "GROQ_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "HUGGINGFACEHUB_API_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITLAB_TOKEN",
+    "CI_JOB_TOKEN",
+    "CI_JOB_JWT_V2",
+    "NPM_TOKEN",
+    "NODE_AUTH_TOKEN",
+    "npm_config__auth",
+    "TWINE_PASSWORD",
+    "UV_PUBLISH_TOKEN",
+    "POETRY_PYPI_TOKEN_PYPI",
+    "KUBECONFIG",
+    "DOCKER_AUTH_CONFIG",
+    "DOCKER_PASSWORD",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+    "REDISCLI_AUTH",
+    "VAULT_TOKEN",
+    "TF_TOKEN_app_terraform_io",
+    "NGROK_AUTHTOKEN",
+    "SLACK_BOT_TOKEN",
+    "SSHPASS",
+    "BW_SESSION",
+    "OP_SESSION_my",
+];
+
+/// Names tools need that the patterns must leave alone.
+const HARMLESS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "LANG",
+    "TERM",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "GPG_TTY",
+    "KEYTIMEOUT",
+    "LESSKEY",
+    "XAUTHORITY",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "TOKENIZERS_PARALLELISM",
+    "TIKTOKEN_CACHE_DIR",
+    "MAX_TOKENS",
+    "KUBERNETES_SERVICE_HOST",
+    "KUBERNETES_PORT_443_TCP",
+    "AWS_REGION",
+    "AWS_PROFILE",
+    "AWS_ROLE_ARN",
+    "AZURE_CLIENT_ID",
+    "AZURE_TENANT_ID",
+    "OPENAI_BASE_URL",
+    "XDG_SESSION_ID",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "AUTHENTICATION_LDAP_CLIENT_LOG",
+    "KAGENT_URL",
+    "SRT_SETTINGS_PATH",
+];
+
+#[test]
+fn credential_names_from_the_docs_are_caught_and_tool_names_are_not() {
+    for n in CREDENTIALS {
+        assert!(credential_name(n.as_bytes()), "{n} should look like a credential");
+    }
+    for n in HARMLESS {
+        assert!(!credential_name(n.as_bytes()), "{n} should not look like a credential");
+    }
+}
+
+#[test]
+fn values_with_passwords_are_caught() {
+    for v in [
+        "postgres://app:s3cret@db.internal:5432/app",
+        "redis://:s3cret@cache:6379/0",
+        "https://oauth2:glpat-xxxx@gitlab.com/group/repo.git",
+        "https://a.example/simple https://u:p@b.example/simple",
+        "Server=db;User Id=app;Password=s3cret;",
+        "jdbc:postgresql://db/app?user=app&password=s3cret",
+        "password=x",
+    ] {
+        assert!(value_holds_password(v.as_bytes()), "{v}");
+    }
+    for v in [
+        "postgres:///app",
+        "ssh://git@github.com:22/org/repo",
+        "https://user@host/x",
+        "http://[::1]:8080/",
+        "git@github.com:org/repo.git",
+        "https://example.com/reset?mypassword=1",
+        "/usr/bin:/bin",
+    ] {
+        assert!(!value_holds_password(v.as_bytes()), "{v}");
+    }
+}
+
+fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
+}
+
+fn names(b: &Built) -> Vec<String> {
+    b.envp.iter().map(|c| c.to_string_lossy().split('=').next().unwrap_or_default().to_string()).collect()
+}
+
+const HOST: &[(&str, &str)] = &[
+    ("PATH", "/usr/bin"),
+    ("HOME", "/root"),
+    ("LC_ALL", "C.UTF-8"),
+    ("MYAPP_MODE", "fast"),
+    ("OPENAI_API_KEY", "sk-1"),
+    ("DATABASE_URL", "postgres://a:b@db/x"),
+    ("HTTPS_PROXY", "http://corp:3128"),
+    ("TMPDIR", "/host-tmp"),
+];
+
+fn own() -> Vec<(String, String)> {
+    vec![("HTTPS_PROXY".into(), "http://srt".into()), ("TMPDIR".into(), "/tmp/srt-1".into())]
+}
+
+#[test]
+fn the_default_drops_credentials_and_srts_own_win() {
+    let b = build(&Environment::default(), vars(HOST), &own());
+    assert_eq!(names(&b), ["PATH", "HOME", "LC_ALL", "MYAPP_MODE", "HTTPS_PROXY", "TMPDIR"]);
+    assert!(b.envp.iter().any(|c| c.to_bytes() == b"HTTPS_PROXY=http://srt"));
+    assert_eq!(
+        b.report.credentials,
+        [("OPENAI_API_KEY".to_string(), Why::Name), ("DATABASE_URL".to_string(), Why::Value)]
+    );
+    assert!(b.report.excluded.is_empty() && b.report.not_inherited.is_empty());
+}
+
+#[test]
+fn only_an_exact_include_brings_a_credential_back() {
+    let glob = Environment { include: vec!["*".into(), "OPENAI_*".into()], ..Environment::default() };
+    assert!(!names(&build(&glob, vars(HOST), &own())).contains(&"OPENAI_API_KEY".to_string()));
+    let exact = Environment { include: vec!["OPENAI_API_KEY".into()], ..Environment::default() };
+    let b = build(&exact, vars(HOST), &own());
+    assert!(b.envp.iter().any(|c| c.to_bytes() == b"OPENAI_API_KEY=sk-1"));
+    assert_eq!(b.report.credentials, [("DATABASE_URL".to_string(), Why::Value)]);
+}
+
+#[test]
+fn core_and_none_start_small_and_include_adds() {
+    let core = Environment { inherit: Some(Inherit::Core), ..Environment::default() };
+    let b = build(&core, vars(HOST), &own());
+    assert_eq!(names(&b), ["PATH", "HOME", "LC_ALL", "HTTPS_PROXY", "TMPDIR"]);
+    assert_eq!(b.report.not_inherited, ["MYAPP_MODE", "OPENAI_API_KEY", "DATABASE_URL"]);
+    let none = Environment {
+        inherit: Some(Inherit::None),
+        include: vec!["MYAPP_*".into(), "OPENAI_API_KEY".into()],
+        ..Environment::default()
+    };
+    let b = build(&none, vars(HOST), &own());
+    assert_eq!(names(&b), ["MYAPP_MODE", "OPENAI_API_KEY", "HTTPS_PROXY", "TMPDIR"]);
+    assert_eq!(b.report.not_inherited, ["PATH", "HOME", "LC_ALL", "DATABASE_URL"]);
+}
+
+#[test]
+fn exclude_wins_over_include_and_set_over_both() {
+    let p = Environment {
+        exclude: vec!["MYAPP_*".into(), "OPENAI_API_KEY".into(), "HOME".into()],
+        include: vec!["OPENAI_API_KEY".into(), "MYAPP_MODE".into()],
+        set: BTreeMap::from([("HOME".into(), "/sandbox-home".into()), ("NEW".into(), "1".into())]),
+        ..Environment::default()
+    };
+    let b = build(&p, vars(HOST), &own());
+    assert_eq!(names(&b), ["PATH", "LC_ALL", "HOME", "NEW", "HTTPS_PROXY", "TMPDIR"]);
+    assert!(b.envp.iter().any(|c| c.to_bytes() == b"HOME=/sandbox-home"));
+    assert_eq!(b.report.excluded, ["MYAPP_MODE", "OPENAI_API_KEY"]);
+}

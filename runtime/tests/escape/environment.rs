@@ -1,0 +1,173 @@
+//! Credentials in srt's environment: a prompt-injected `env | curl` must not find the
+//! agent's model key, cloud credentials or tokens. Each credential gets a value that names
+//! it (`CANARY-<name>`), so any leak in any form shows.
+
+use serde_json::json;
+
+use super::harness::{Output, Scenario};
+use crate::escapes;
+
+/// 20 credential variables, real names from the providers' and tools' documentation.
+pub const CREDENTIALS: [&str; 20] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "CO_API_KEY",
+    "GROQ_API_KEY",
+    "HF_TOKEN",
+    "AZURE_OPENAI_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "GITHUB_TOKEN",
+    "GITLAB_TOKEN",
+    "NPM_TOKEN",
+    "TWINE_PASSWORD",
+    "PGPASSWORD",
+    "DOCKER_AUTH_CONFIG",
+];
+
+/// Variables tools need: kept by the default policy.
+const KEPT: [&str; 4] = ["LANG", "TERM", "KEYTIMEOUT", "TOKENIZERS_PARALLELISM"];
+
+fn with_credentials(mut s: Scenario) -> Scenario {
+    for name in CREDENTIALS {
+        s = s.env(name, &format!("CANARY-{name}"));
+    }
+    s.env("DATABASE_URL", "postgres://app:CANARY-DATABASE_URL@db/app")
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "xterm-256color")
+        .env("KEYTIMEOUT", "1")
+        .env("TOKENIZERS_PARALLELISM", "false")
+        .env("MYAPP_MODE", "fast")
+}
+
+/// The `NAME=` lines of `env`'s output.
+fn names(o: &Output) -> Vec<String> {
+    o.text.lines().filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string())).collect()
+}
+
+fn no_canary_but(allowed: &'static [&'static str]) -> impl Fn(&super::harness::Env, &Output) -> Result<(), String> {
+    move |_, o| {
+        // the command ran and printed an environment (srt refusing to run leaks nothing)
+        if !o.text.lines().any(|l| l == "SANDBOX_RUNTIME=1") {
+            return Err(format!("no environment was printed: {}", o.text));
+        }
+        let leaked: Vec<&str> = o
+            .text
+            .lines()
+            .filter(|l| l.contains("CANARY"))
+            .filter(|l| !allowed.iter().any(|a| l.starts_with(&format!("{a}=CANARY-{a}"))))
+            .collect();
+        if !leaked.is_empty() {
+            return Err(format!("credentials reached the command: {leaked:?}"));
+        }
+        for a in allowed {
+            if !o.text.lines().any(|l| l == format!("{a}=CANARY-{a}")) {
+                return Err(format!("{a} was included by name but is missing: {}", o.text));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn has(wanted: &'static [&'static str]) -> impl Fn(&super::harness::Env, &Output) -> Result<(), String> {
+    move |_, o| {
+        let n = names(o);
+        let missing: Vec<&&str> = wanted.iter().filter(|w| !n.iter().any(|x| x == *w)).collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("missing {missing:?} in {n:?}"))
+        }
+    }
+}
+
+fn lacks(unwanted: &'static [&'static str]) -> impl Fn(&super::harness::Env, &Output) -> Result<(), String> {
+    move |_, o| {
+        let n = names(o);
+        let there: Vec<&&str> = unwanted.iter().filter(|w| n.iter().any(|x| x == *w)).collect();
+        if there.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{there:?} reached the command: {n:?}"))
+        }
+    }
+}
+
+const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY"];
+
+escapes! {
+    default_settings_keep_credentials_out_of_env => with_credentials(Scenario::new("/usr/bin/env"))
+        .check(no_canary_but(&[]))
+        .check(has(&["PATH", "HOME", "LANG", "TERM", "SANDBOX_RUNTIME", "TMPDIR", "MYAPP_MODE"]))
+        .check(has(PROXY_VARS))
+        .check(has(&KEPT))
+        .check(lacks(&CREDENTIALS))
+        .check(lacks(&["DATABASE_URL"]));
+    credentials_stay_out_of_every_readable_environ => with_credentials(Scenario::new(
+        // the command's own, its parent's (srt in landlock mode) and every other process's
+        // it can see: srt and the agent that started it hold the values
+        r#"for f in /proc/self/environ /proc/$PPID/environ /proc/[0-9]*/environ; do cat "$f" 2>/dev/null | tr '\0' '\n'; done; echo done"#,
+    ))
+    .prints("done")
+    .check(no_canary_but(&[]));
+    an_exact_include_brings_back_exactly_that_variable => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"include": ["OPENAI_API_KEY"]}))
+        .check(no_canary_but(&["OPENAI_API_KEY"]))
+        .check(has(PROXY_VARS));
+    a_glob_include_does_not_bring_credentials_back => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"include": ["*", "OPENAI_*", "*_TOKEN"]}))
+        .check(no_canary_but(&[]));
+    inherit_core_keeps_only_the_core_set => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"inherit": "core"}))
+        .check(no_canary_but(&[]))
+        .check(has(&["PATH", "HOME", "LANG", "TERM", "SANDBOX_RUNTIME", "TMPDIR"]))
+        .check(has(PROXY_VARS))
+        .check(lacks(&["MYAPP_MODE", "KEYTIMEOUT", "TOKENIZERS_PARALLELISM", "W", "O"]));
+    inherit_none_with_includes_passes_only_those => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"inherit": "none", "include": ["MYAPP_*", "GITHUB_TOKEN"]}))
+        .check(no_canary_but(&["GITHUB_TOKEN"]))
+        .check(has(&["MYAPP_MODE", "SANDBOX_RUNTIME", "TMPDIR"]))
+        .check(has(PROXY_VARS))
+        .check(lacks(&["PATH", "HOME", "LANG", "TERM", "KEYTIMEOUT"]));
+    exclude_wins_over_include => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"exclude": ["MYAPP_*", "LANG", "OPENAI_API_KEY"], "include": ["MYAPP_MODE", "OPENAI_API_KEY"]}))
+        .check(no_canary_but(&[]))
+        .check(lacks(&["MYAPP_MODE", "LANG"]))
+        .check(has(&["PATH", "TERM"]));
+    set_gives_fixed_values_and_srts_own_still_win => with_credentials(Scenario::new("/usr/bin/env"))
+        .with("environment", json!({"inherit": "none", "set": {"MYAPP_MODE": "set-by-settings", "PATH": "/usr/bin:/bin"}}))
+        .check(|_, o| {
+            for line in ["MYAPP_MODE=set-by-settings", "PATH=/usr/bin:/bin", "SANDBOX_RUNTIME=1"] {
+                if !o.text.lines().any(|l| l == line) {
+                    return Err(format!("no {line}: {}", o.text));
+                }
+            }
+            Ok(())
+        })
+        .check(no_canary_but(&[]))
+        .check(has(PROXY_VARS));
+    inherited_proxy_and_tmpdir_never_replace_srts => with_credentials(Scenario::new("/usr/bin/env"))
+        .env("HTTPS_PROXY", "http://evil.test:1")
+        .env("TMPDIR", "/evil-tmp")
+        .env("SANDBOX_RUNTIME", "0")
+        .with("environment", json!({"include": ["HTTPS_PROXY", "TMPDIR", "SANDBOX_RUNTIME"]}))
+        .lacks("evil")
+        .check(|_, o| {
+            if o.text.lines().any(|l| l == "SANDBOX_RUNTIME=1") && o.text.lines().any(|l| l.starts_with("TMPDIR=/")) {
+                Ok(())
+            } else {
+                Err(format!("srt's own variables missing: {}", o.text))
+            }
+        });
+    a_dropped_variable_reads_as_unset => with_credentials(Scenario::new(
+        r#"echo "key=${OPENAI_API_KEY-unset}"; printenv OPENAI_API_KEY; echo "printenv=$?""#,
+    ))
+    .prints("key=unset")
+    .prints("printenv=1");
+}
