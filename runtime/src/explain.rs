@@ -145,11 +145,15 @@ fn describe(r: &seccomp::Rule) -> String {
             "{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
             t = a(then)
         ),
-        Rule::TcpOnly { unix, udp } => {
+        Rule::TcpOnly { unix, unix_stream_only, udp } => {
             format!(
                 "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}{}, else EPERM",
                 if *udp { ", SOCK_DGRAM with protocol 0 or UDP (only the namespace's lo exists)" } else { "" },
-                if *unix { " (and AF_UNIX)" } else { "" }
+                match (unix, unix_stream_only) {
+                    (true, true) => " (and AF_UNIX SOCK_STREAM/SOCK_SEQPACKET: allowUnixSockets)",
+                    (true, false) => " (and AF_UNIX)",
+                    _ => "",
+                }
             )
         }
         Rule::UnixPair { any_type: true } => "allow AF_UNIX, else EPERM".to_string(),

@@ -4,6 +4,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
     FilterOptions {
         mediate_fs,
         allow_unix_sockets,
+        unix_listed: false,
         tcp: false,
         mediate_connect: false,
         mediate_metadata: mediate_fs,
