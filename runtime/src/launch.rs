@@ -109,18 +109,27 @@ pub fn prepare(
     })
 }
 
-/// `allowUnixSockets` as absolute paths: `~/` is `$HOME`, relative paths are from the working
-/// directory. Symlinks are left in place: each connect compares with what the path names then.
+/// `allowUnixSockets` as real locations: `~/` is `$HOME`, relative paths are from the working
+/// directory, and symlinks are resolved now (as for the other settings paths: one the
+/// command plants later is never followed). A socket not there yet is looked for in its
+/// directory's real location.
 pub fn unix_socket_paths(settings: &Settings) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let list = settings.network.allow_unix_sockets.as_deref().unwrap_or(&[]);
+    let real = |p: PathBuf| {
+        std::fs::canonicalize(&p).unwrap_or_else(|_| match (p.parent().map(std::fs::canonicalize), p.file_name()) {
+            (Some(Ok(dir)), Some(name)) => dir.join(name),
+            _ => p,
+        })
+    };
     list.iter()
         .filter_map(|p| match (p.strip_prefix("~/"), &home) {
             (Some(rest), Some(h)) => Some(h.join(rest)),
             (Some(_), None) => None,
             (None, _) => Some(cwd.join(p)),
         })
+        .map(real)
         .collect()
 }
 

@@ -287,6 +287,9 @@ pub const NO_GETFD_HINT: &str = "srt: network: direct connections (transparent m
 pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
     refused
         .iter()
+        // reverse lookups of loopback addresses (a local server naming its own address, as
+        // Python's http.server does) leak nothing and are no refusal worth reading
+        .filter(|r| !(r.reason == "dns-not-allowed" && is_loopback_ptr(&r.host)))
         .map(|r| {
             let why = match r.reason {
                 "blocked-by-allowlist" => "not in allowedDomains",
@@ -303,6 +306,12 @@ pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
             format!("srt: network: refused {}:{} ({why})", r.host, r.port)
         })
         .collect()
+}
+
+/// A reverse-lookup name for a loopback address (`*.127.in-addr.arpa`, `::1`'s `ip6.arpa`).
+fn is_loopback_ptr(name: &str) -> bool {
+    let n = name.trim_end_matches('.').to_ascii_lowercase();
+    n.ends_with(".127.in-addr.arpa") || n == format!("1{}.ip6.arpa", ".0".repeat(31))
 }
 
 /// Namespace mode with an existing proxy: each port inside is relayed to the proxy's port
@@ -700,6 +709,24 @@ mod tests {
         assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 53)), Verdict::Kernel);
         assert_eq!(judge(&r, &v4([10, 1, 2, 3], 443)), Verdict::Transparent { v6: false, dest: dest("10.1.2.3:443") });
         assert_eq!(judge(&Route { transparent: None, ..r }, &v4([10, 1, 2, 3], 443)), Verdict::Kernel);
+    }
+
+    #[test]
+    fn loopback_reverse_lookups_are_not_reported() {
+        let r = |host: &str, reason| srt_proxy::Refused { host: host.into(), port: 53, reason };
+        let hints = hints(&[
+            r("79.55.114.127.in-addr.arpa", "dns-not-allowed"),
+            r(&format!("1{}.ip6.arpa", ".0".repeat(31)), "dns-not-allowed"),
+            r("4.3.2.1.in-addr.arpa", "dns-not-allowed"),
+            r("evil.test", "dns-not-allowed"),
+        ]);
+        assert_eq!(
+            hints,
+            [
+                "srt: network: refused name 4.3.2.1.in-addr.arpa (not in allowedDomains)",
+                "srt: network: refused name evil.test (not in allowedDomains)"
+            ]
+        );
     }
 
     #[test]

@@ -13,8 +13,10 @@ mod escape {
     mod fs_metadata;
     mod fs_read;
     mod fs_write;
+    mod local_net;
     mod net_proxy;
     mod network;
+    pub mod pod;
     mod process;
     mod review_channels;
     mod review_fourth;
@@ -25,4 +27,5 @@ mod escape {
     mod review_second;
     mod review_third;
     mod syscalls;
+    mod unix_sockets;
 }

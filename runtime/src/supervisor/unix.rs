@@ -12,7 +12,7 @@
 //! command's own socket; landlock mode's are the host's and refused.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::OsStrExt;
 
 use super::connect::fd_info;
 use super::resolve::{self, Why};
@@ -55,12 +55,17 @@ impl Call<'_> {
     }
 
     /// Whether `st` is the socket one of the listed paths names now (the listed socket may
-    /// have been made again since the run started: ssh-agent, a database restarting).
+    /// have been made again since the run started: ssh-agent, a database restarting). The
+    /// listed paths were resolved when srt started; no symlink is followed now, so one the
+    /// command put there since (a listed path inside a tree it may write) leads nowhere.
     fn listed(&self, st: &libc::stat) -> bool {
-        self.sup
-            .unix_paths
-            .iter()
-            .any(|p| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == (st.st_dev, st.st_ino)))
+        let flags = sys::RESOLVE_NO_SYMLINKS | sys::RESOLVE_NO_MAGICLINKS;
+        self.sup.unix_paths.iter().any(|p| {
+            sys::cstr(p.as_os_str().as_bytes())
+                .and_then(|c| sys::openat2(None, &c, libc::O_PATH | libc::O_NOFOLLOW, 0, flags))
+                .and_then(|fd| sys::fstat(fd.as_fd()))
+                .is_ok_and(|m| (m.st_dev, m.st_ino) == (st.st_dev, st.st_ino))
+        })
     }
 
     /// Namespace mode: an abstract name, looked up in the network namespace of the socket
