@@ -4,7 +4,8 @@
 //! incoming SYN gets), connects only to one srt made listen for this run, and asks again
 //! once the handshake is done: if the port changed hands in between (the command closed
 //! its listener and a host process took the port), the connection is undone and refused
-//! before the command can send a byte on it.
+//! before the command can send a byte on it. The socket connected is always one of srt's
+//! own, installed at the command's descriptor number only once checked.
 
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
@@ -12,8 +13,11 @@ use std::os::fd::AsFd;
 use super::sockets;
 use super::{Call, Outcome};
 use crate::local_addr;
-use crate::net::{self, Route};
+use crate::net::Route;
 use crate::sock_diag::{self, Listener};
+
+/// How long srt waits for a handshake with the command's own listener.
+const CONNECT_LIMIT_MS: i32 = 10_000;
 
 impl Call<'_> {
     pub(super) fn connect_local(&self, route: &Route, sockfd: i32, v6: bool, dest: SocketAddr) -> Outcome {
@@ -22,33 +26,24 @@ impl Call<'_> {
             Err(e) => return Outcome::Fail(e),
         };
         let Some(to) = local_addr::in_family(target, v6) else { return Outcome::Fail(libc::ENETUNREACH) };
-        let settled = |sock: std::os::fd::BorrowedFd<'_>| -> i32 {
-            match sockets::connect_settled(sock, &to) {
+        // Always a socket of ours, put in the command's place only once checked: while the
+        // command's own socket connected, another of its threads could already write on it.
+        let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| {
+            // bounded: a listener whose backlog is full drops SYNs for as long as it likes
+            super::sys::set_nonblocking(sock.as_fd(), true);
+            let r = sockets::connect_settled(sock.as_fd(), &to, CONNECT_LIMIT_MS);
+            super::sys::set_nonblocking(sock.as_fd(), false);
+            match r {
                 0 if still_listening(target, listener) => 0,
                 0 => {
-                    sockets::disconnect(sock);
+                    // dropping our socket would do too; say so to the listener at once
+                    sockets::disconnect(sock.as_fd());
                     libc::EACCES
                 }
                 e => e,
             }
-        };
-        match net::take_socket(self.req.pid, sockfd) {
-            Ok(sock) => {
-                if !self.valid() {
-                    return Outcome::Gone;
-                }
-                match settled(sock.as_fd()) {
-                    0 => Outcome::Value(0),
-                    e => Outcome::Fail(e),
-                }
-            }
-            Err(libc::EPERM | libc::ENOSYS) => {
-                let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
-                // our socket is dropped (closed) when the check after the handshake fails
-                self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |s| settled(s.as_fd()))
-            }
-            Err(e) => Outcome::Fail(e),
-        }
+        })
     }
 
     /// The first candidate address whose listener srt made for this run. Refused with

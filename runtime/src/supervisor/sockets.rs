@@ -72,14 +72,14 @@ pub fn cookie(sock: BorrowedFd<'_>) -> Option<u64> {
     (r == 0).then_some(v)
 }
 
-/// Connects to `addr` and waits (up to 2 s) until the handshake is done, also for a
+/// Connects to `addr` and waits (up to `limit_ms`) until the handshake is done, also for a
 /// non-blocking socket: only then has the kernel picked the listener. 0 or the errno.
-pub fn connect_settled(sock: BorrowedFd<'_>, addr: &SocketAddr) -> i32 {
+pub fn connect_settled(sock: BorrowedFd<'_>, addr: &SocketAddr, limit_ms: i32) -> i32 {
     match crate::net::connect_to(&sock, addr) {
         libc::EINPROGRESS => {
             let mut p = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
             // SAFETY: poll on one live descriptor.
-            if unsafe { libc::poll(&mut p, 1, 2000) } != 1 {
+            if unsafe { libc::poll(&mut p, 1, limit_ms) } != 1 {
                 disconnect(sock);
                 return libc::ETIMEDOUT;
             }
