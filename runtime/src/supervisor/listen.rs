@@ -64,11 +64,12 @@ impl Call<'_> {
                 Some(a) => a,
                 None => return Outcome::Fail(libc::EINVAL),
             },
-            // Landlock judges the rest (and refuses every TCP bind, whatever the command
+            // Landlock judges a Unix bind (and refuses every TCP bind, whatever the command
             // puts in the address meanwhile); with only some Unix sockets allowed, the
             // command serves none (a bind could become an abstract name the host reaches)
-            _ if route.unix == UnixRule::All => return Outcome::Continue,
-            _ => return Outcome::Fail(libc::EACCES),
+            libc::AF_UNIX if route.unix == UnixRule::All => return Outcome::Continue,
+            libc::AF_UNIX => return Outcome::Fail(libc::EACCES),
+            _ => return Outcome::Fail(libc::EAFNOSUPPORT),
         };
         let place = |sock: &OwnedFd| -> i32 {
             let v6only = family == libc::AF_INET6
