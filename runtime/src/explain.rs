@@ -172,7 +172,11 @@ fn unix_sockets(w: &mut String, settings: &Settings, namespace: bool) {
         crate::net::UnixRule::Listed => {
             let paths = launch::unix_socket_paths(settings);
             let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            let _ = writeln!(w, "  Unix sockets: connect only to {} (allowUnixSockets)", list.join(", "));
+            let _ = writeln!(
+                w,
+                "  Unix sockets: connect only to {} (allowUnixSockets; a directory: the sockets beneath it)",
+                list.join(", ")
+            );
             let _ = writeln!(
                 w,
                 "  judged by the object the path reaches (symlinks, /proc/self/fd/N and passed descriptors resolved);"

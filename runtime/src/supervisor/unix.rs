@@ -25,7 +25,10 @@ use crate::net::{self, Route};
 impl Call<'_> {
     pub(super) fn connect_unix(&self, route: &Route, sockfd: i32, sa: &[u8]) -> Outcome {
         // sockaddr_un: the family, then sun_path, not necessarily NUL-terminated
-        let Some(path) = sa.get(2..).filter(|p| !p.is_empty()) else { return Outcome::Fail(libc::EINVAL) };
+        let max = std::mem::size_of::<libc::sockaddr_un>();
+        let Some(path) = sa.get(2..).filter(|p| !p.is_empty() && sa.len() <= max) else {
+            return Outcome::Fail(libc::EINVAL);
+        };
         if path[0] == 0 {
             return if route.namespaced { self.connect_abstract(sockfd, path) } else { Outcome::Fail(libc::EACCES) };
         }
@@ -43,7 +46,7 @@ impl Call<'_> {
             return Outcome::Fail(libc::ECONNREFUSED);
         }
         let p = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
-        if !self.listed(&st) {
+        if !self.listed(&st, &target) {
             self.note(p, "not in allowUnixSockets");
             return Outcome::Fail(libc::EACCES);
         }
@@ -54,17 +57,26 @@ impl Call<'_> {
         self.connect_unix_to(sockfd, &via, &target)
     }
 
-    /// Whether `st` is the socket one of the listed paths names now (the listed socket may
-    /// have been made again since the run started: ssh-agent, a database restarting). The
-    /// listed paths were resolved when srt started; no symlink is followed now, so one the
-    /// command put there since (a listed path inside a tree it may write) leads nowhere.
-    fn listed(&self, st: &libc::stat) -> bool {
+    /// Whether `st` (reached through `target`) is the socket a listed path names now (the
+    /// listed socket may have been made again since the run started: ssh-agent, a database
+    /// restarting), or lies beneath a listed directory (as srt's macOS profile treats
+    /// entries). The listed paths were resolved when srt started; no symlink is followed
+    /// now, so one the command put there since (a listed path inside a tree it may write)
+    /// leads nowhere.
+    fn listed(&self, st: &libc::stat, target: &OwnedFd) -> bool {
         let flags = sys::RESOLVE_NO_SYMLINKS | sys::RESOLVE_NO_MAGICLINKS;
+        let here = sys::fd_path(target.as_fd()).ok().filter(|p| p.is_absolute() && !sys::is_deleted(p));
         self.sup.unix_paths.iter().any(|p| {
-            sys::cstr(p.as_os_str().as_bytes())
+            let listed = sys::cstr(p.as_os_str().as_bytes())
                 .and_then(|c| sys::openat2(None, &c, libc::O_PATH | libc::O_NOFOLLOW, 0, flags))
-                .and_then(|fd| sys::fstat(fd.as_fd()))
-                .is_ok_and(|m| (m.st_dev, m.st_ino) == (st.st_dev, st.st_ino))
+                .and_then(|fd| sys::fstat(fd.as_fd()));
+            match listed {
+                Ok(m) if sys::file_type(&m) == libc::S_IFDIR => {
+                    here.as_ref().is_some_and(|h| h.starts_with(p) && h != p)
+                }
+                Ok(m) => (m.st_dev, m.st_ino) == (st.st_dev, st.st_ino),
+                Err(_) => false,
+            }
         })
     }
 

@@ -194,6 +194,23 @@ os.rename("a.sock", "gone.sock")
 os.symlink(o + "/b.sock", "a.sock"); tryc("listed path now a symlink", "a.sock")
 "#;
 
+/// A listed directory: sockets beneath it are reached, by any spelling; others are not.
+const DIRECTORY: &str = r#"
+import os, socket, sys
+o = sys.argv[1]
+def tryc(label, p):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(3)
+    try:
+        s.connect(p); print(label, "->", s.recv(100).decode().strip(), flush=True)
+    except OSError as e:
+        print(label, "refused:", e, flush=True)
+tryc("beneath", o + "/socks/a.sock")
+os.symlink(o + "/socks/a.sock", "lnk"); tryc("symlink into it", "lnk")
+tryc("beside", o + "/b.sock")
+tryc("dotdot out of it", o + "/socks/../b.sock")
+os.symlink(o + "/b.sock", "lnk2"); tryc("symlink out of it", "lnk2")
+"#;
+
 /// Abstract names: the host's (landlock mode: refused; namespace mode: not in the
 /// sandbox's namespace), and one of the command's own.
 const ABSTRACT: &str = r#"
@@ -271,6 +288,16 @@ escapes! {
             host_socket_at(e, &e.w("a.sock"), "listed", true);
         })
         .prints("listed before -> HELLO-listed").prints("listed path now a symlink refused");
+    // a listed directory covers the sockets beneath it, and only those
+    unix_listed_directory => python("dir.py", DIRECTORY, r#""$O""#)
+        .with("network.allowUnixSockets", json!(["{O}/socks"]))
+        .setup(|e| {
+            e.dir(&e.o("socks"));
+            host_socket_at(e, &e.o("socks/a.sock"), "in-dir", true);
+            host_socket(e, "b.sock", false);
+        })
+        .prints("beneath -> HELLO-in-dir").prints("symlink into it -> HELLO-in-dir")
+        .prints("beside refused").prints("dotdot out of it refused").prints("symlink out of it refused");
     // abstract names: the host's stay out of reach
     unix_abstract_names => listed(python("abstract.py", ABSTRACT, r#""$(cat "$O/abstract")""#))
         .setup(host_abstract).lacks("HOST-ABSTRACT-REACHED").prints("host abstract refused");
