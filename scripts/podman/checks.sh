@@ -109,6 +109,14 @@ if [[ $parts == *" net "* ]]; then
   out=$(srt_ -c 'curl -sS --max-time 5 --noproxy "*" -o /dev/null http://127.0.0.1:8000/' 2>&1)
   [ $? -ne 0 ] && pass "direct connection bypassing the proxy refused" \
     || fail "direct connection bypassing the proxy refused" "$out"
+  # local servers (landlock mode here): the command serves port 8000 too, on a loopback
+  # address of the run's own, and its curl to localhost:8000 reaches its server, not the
+  # origin outside srt on 127.0.0.1:8000
+  out=$(srt_ -c 'echo own-server > own.txt; python3 -m http.server 8000 >/dev/null 2>&1 & p=$!
+    for i in $(seq 50); do curl -s -o /dev/null http://localhost:8000/ && break; sleep 0.1; done
+    curl -sS http://localhost:8000/own.txt; kill $p' 2>&1)
+  [ "$(tail -n1 <<<"$out")" = own-server ] && pass "local server: python3 -m http.server + curl reach the command's own" \
+    || fail "local server: python3 -m http.server + curl reach the command's own" "$out"
   [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null
 fi
 exit 0
