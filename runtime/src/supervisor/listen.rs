@@ -60,6 +60,9 @@ impl Call<'_> {
         };
         let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
         let asked = match family {
+            // as short as the kernel takes them (sockaddr_in; RFC 2133's sockaddr_in6)
+            libc::AF_INET if sa.len() < 16 => return Outcome::Fail(libc::EINVAL),
+            libc::AF_INET6 if sa.len() < 24 => return Outcome::Fail(libc::EINVAL),
             libc::AF_INET | libc::AF_INET6 => match net::inet_addr(&sa) {
                 Some(a) => a,
                 None => return Outcome::Fail(libc::EINVAL),
