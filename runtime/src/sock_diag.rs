@@ -57,9 +57,18 @@ pub fn tcp_listener(to: SocketAddr) -> io::Result<Option<Listener>> {
     Ok(Some(Listener { cookie, inode: u32_at(68) }))
 }
 
-/// Sends one exact-lookup request; the reply's payload, or `None` when the kernel found
-/// no such socket.
-fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
+/// A netlink socket of the calling thread's, kept for its lookups (the supervisor asks
+/// twice per local connect), with the sequence number of its last request.
+struct Conn {
+    sock: OwnedFd,
+    seq: u32,
+}
+
+thread_local! {
+    static CONN: std::cell::RefCell<Option<Conn>> = const { std::cell::RefCell::new(None) };
+}
+
+fn open_conn() -> io::Result<Conn> {
     // SAFETY: plain syscall; the descriptor is owned below.
     let fd = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, NETLINK_SOCK_DIAG) };
     if fd < 0 {
@@ -79,11 +88,34 @@ fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
             std::mem::size_of::<libc::timeval>() as libc::socklen_t,
         )
     };
+    Ok(Conn { sock, seq: 0 })
+}
+
+/// Sends one exact-lookup request; the reply's payload, or `None` when the kernel found
+/// no such socket. A failed exchange drops the thread's socket, so a late reply to it can
+/// never be taken for the answer to a later request.
+fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
+    CONN.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let conn = match slot.as_mut() {
+            Some(c) => c,
+            None => slot.insert(open_conn()?),
+        };
+        let r = exchange(conn, req);
+        if r.is_err() {
+            *slot = None;
+        }
+        r
+    })
+}
+
+fn exchange(conn: &mut Conn, req: &[u8]) -> io::Result<Option<Vec<u8>>> {
+    conn.seq = conn.seq.wrapping_add(1);
     let mut msg = Vec::with_capacity(16 + req.len());
     msg.extend(((16 + req.len()) as u32).to_ne_bytes());
     msg.extend(SOCK_DIAG_BY_FAMILY.to_ne_bytes());
     msg.extend(NLM_F_REQUEST.to_ne_bytes());
-    msg.extend(1u32.to_ne_bytes()); // sequence
+    msg.extend(conn.seq.to_ne_bytes());
     msg.extend(0u32.to_ne_bytes()); // port id: the kernel
     msg.extend_from_slice(req);
     // SAFETY: an all-zero sockaddr_nl addresses the kernel.
@@ -92,7 +124,7 @@ fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
     // SAFETY: sendto from a live buffer to a sockaddr of the size given.
     let sent = unsafe {
         libc::sendto(
-            sock.as_raw_fd(),
+            conn.sock.as_raw_fd(),
             msg.as_ptr().cast(),
             msg.len(),
             0,
@@ -105,11 +137,14 @@ fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
     }
     let mut buf = vec![0u8; 8192];
     // SAFETY: recv into a live buffer of the given length.
-    let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    let n = unsafe { libc::recv(conn.sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
     if n < 16 {
         return Err(if n < 0 { io::Error::last_os_error() } else { io::Error::other("short sock_diag reply") });
     }
     buf.truncate(n as usize);
+    if u32::from_ne_bytes([buf[8], buf[9], buf[10], buf[11]]) != conn.seq {
+        return Err(io::Error::other("sock_diag reply to another request"));
+    }
     let kind = u16::from_ne_bytes([buf[4], buf[5]]);
     if kind == NLMSG_ERROR {
         let err = buf.get(16..20).map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
