@@ -18,7 +18,7 @@ mod escape {
     mod network;
     pub mod pod;
     mod process;
-    mod review_channels;
+    pub mod review_channels;
     mod review_fourth;
     mod review_git;
     mod review_lifecycle;

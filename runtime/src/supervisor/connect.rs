@@ -36,14 +36,19 @@ pub fn transparent_refused_without_getfd() -> bool {
 }
 
 impl Call<'_> {
+    /// The socket address a connect or bind passed, read once.
+    pub(super) fn sockaddr(&self, addr: u64, len: u64) -> Result<Vec<u8>, Outcome> {
+        if addr == 0 || !(2..=128).contains(&len) {
+            return Err(Outcome::Fail(libc::EINVAL));
+        }
+        self.t.read_bytes(addr, len as usize).map_err(Outcome::Fail)
+    }
+
     pub(super) fn connect(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
         let Some(route) = self.sup.route else { return Outcome::Fail(libc::EACCES) };
-        if addr == 0 || !(2..=128).contains(&len) {
-            return Outcome::Fail(libc::EINVAL);
-        }
-        let sa = match self.t.read_bytes(addr, len as usize) {
+        let sa = match self.sockaddr(addr, len) {
             Ok(sa) => sa,
-            Err(e) => return Outcome::Fail(e),
+            Err(o) => return o,
         };
         let (v6, port) = match net::judge(&route, &sa) {
             Verdict::Refuse(e) => return Outcome::Fail(e),

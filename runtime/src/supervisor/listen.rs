@@ -51,12 +51,9 @@ impl Listeners {
 impl Call<'_> {
     pub(super) fn bind(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
         let Some(route) = self.sup.route else { return Outcome::Fail(libc::EACCES) };
-        if addr == 0 || !(2..=128).contains(&len) {
-            return Outcome::Fail(libc::EINVAL);
-        }
-        let sa = match self.t.read_bytes(addr, len as usize) {
+        let sa = match self.sockaddr(addr, len) {
             Ok(sa) => sa,
-            Err(e) => return Outcome::Fail(e),
+            Err(o) => return o,
         };
         let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
         let asked = match family {

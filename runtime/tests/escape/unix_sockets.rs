@@ -4,7 +4,7 @@
 //! datagram reaches another path. Each host socket but the listed one must stay quiet.
 
 use std::io::{ErrorKind, Write};
-use std::os::unix::net::{UnixDatagram, UnixListener};
+use std::os::unix::net::UnixListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::harness::{register, Env, Probe, Scenario};
 use super::pod::{python, without_pidfd_getfd};
+use super::review_channels::dgram_sink;
 use crate::escapes;
 
 /// A host Unix stream socket, owned by the scenario's user. `serve`: answers each
@@ -74,34 +75,28 @@ fn a_and_b(e: &Env) {
     host_socket(e, "b.sock", false);
 }
 
-struct Dgram(UnixDatagram);
-impl Probe for Dgram {
-    fn quiet(&self) -> Result<(), String> {
-        let mut buf = [0u8; 64];
-        match self.0.recv(&mut buf) {
-            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!("a datagram reached the unlisted host socket: {other:?}")),
-        }
-    }
-}
-
-fn dgram_sink(e: &Env) {
-    let s = UnixDatagram::bind(e.o("d.sock")).unwrap();
-    s.set_nonblocking(true).unwrap();
-    e.own(&e.o("d.sock"));
-    register(Box::new(Dgram(s)));
-}
-
-/// The listed socket, then every spelling of the unlisted one.
-const SPELLINGS: &str = r#"
-import os, socket, sys
-o = sys.argv[1]
+/// `tryc(label, path)`: connects, prints what the server says or why it was refused. The
+/// scripts beside it in O import it.
+const TRY_CONNECT: &str = r#"
+import socket
 def tryc(label, p):
     s = socket.socket(socket.AF_UNIX); s.settimeout(3)
     try:
         s.connect(p); print(label, "->", s.recv(100).decode().strip(), flush=True)
     except OSError as e:
         print(label, "refused:", e, flush=True)
+"#;
+
+/// `script` (importing [`TRY_CONNECT`]) run by the command with O as its argument.
+fn tries(name: &'static str, script: &'static str) -> Scenario {
+    python(name, script, r#""$O""#).setup(|e| e.file(&e.o("try_connect.py"), TRY_CONNECT))
+}
+
+/// The listed socket, then every spelling of the unlisted one.
+const SPELLINGS: &str = r#"
+import os, socket, sys
+o = sys.argv[1]
+from try_connect import tryc
 tryc("listed", o + "/a.sock")
 tryc("unlisted", o + "/b.sock")
 os.symlink(o + "/b.sock", "lnk"); tryc("symlink", "lnk")
@@ -128,7 +123,7 @@ os.waitpid(pid, 0)
 const DATAGRAMS: &str = r#"
 import socket, sys
 o = sys.argv[1]
-d = o + "/d.sock"
+d = o + "/dgram.sock"
 for t, name in [(socket.SOCK_DGRAM, "dgram"), (socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, "dgram-nb")]:
     try:
         socket.socket(socket.AF_UNIX, t); print("MADE", name)
@@ -183,12 +178,7 @@ print("connected", ok, "times")
 const REPLACE_LISTED: &str = r#"
 import os, socket, sys
 o = sys.argv[1]
-def tryc(label, p):
-    s = socket.socket(socket.AF_UNIX); s.settimeout(3)
-    try:
-        s.connect(p); print(label, "->", s.recv(100).decode().strip())
-    except OSError as e:
-        print(label, "refused:", e)
+from try_connect import tryc
 tryc("listed before", "a.sock")
 os.rename("a.sock", "gone.sock")
 os.symlink(o + "/b.sock", "a.sock"); tryc("listed path now a symlink", "a.sock")
@@ -198,12 +188,7 @@ os.symlink(o + "/b.sock", "a.sock"); tryc("listed path now a symlink", "a.sock")
 const DIRECTORY: &str = r#"
 import os, socket, sys
 o = sys.argv[1]
-def tryc(label, p):
-    s = socket.socket(socket.AF_UNIX); s.settimeout(3)
-    try:
-        s.connect(p); print(label, "->", s.recv(100).decode().strip(), flush=True)
-    except OSError as e:
-        print(label, "refused:", e, flush=True)
+from try_connect import tryc
 tryc("beneath", o + "/socks/a.sock")
 os.symlink(o + "/socks/a.sock", "lnk"); tryc("symlink into it", "lnk")
 tryc("beside", o + "/b.sock")
@@ -256,18 +241,16 @@ fn listed(s: Scenario) -> Scenario {
 }
 
 fn spellings() -> Scenario {
-    listed(python("spell.py", SPELLINGS, r#""$O""#))
-        .setup(a_and_b)
-        .prints("listed -> HELLO-a.sock")
-        .lacks("HELLO-b.sock")
-        .check(|_, o| {
+    listed(tries("spell.py", SPELLINGS)).setup(a_and_b).prints("listed -> HELLO-a.sock").lacks("HELLO-b.sock").check(
+        |_, o| {
             let refused = o.text.matches(" refused:").count();
             if refused == 10 {
                 Ok(())
             } else {
                 Err(format!("expected 10 refused spellings, got {refused}: {}", o.text))
             }
-        })
+        },
+    )
 }
 
 escapes! {
@@ -281,7 +264,7 @@ escapes! {
     unix_connect_path_race => listed(python("race.py", PATH_RACE, r#""$O""#)).setup(a_and_b).prints("connected");
     unix_connect_path_race_pod => without_pidfd_getfd(listed(python("race.py", PATH_RACE, r#""$O""#)).setup(a_and_b).prints("connected"));
     // a listed path the command may write, replaced by a symlink to an unlisted socket
-    unix_listed_path_replaced => python("replace.py", REPLACE_LISTED, r#""$O""#)
+    unix_listed_path_replaced => tries("replace.py", REPLACE_LISTED)
         .with("network.allowUnixSockets", json!(["{W}/a.sock"]))
         .setup(|e| {
             host_socket(e, "b.sock", false);
@@ -289,7 +272,7 @@ escapes! {
         })
         .prints("listed before -> HELLO-listed").prints("listed path now a symlink refused");
     // a listed directory covers the sockets beneath it, and only those
-    unix_listed_directory => python("dir.py", DIRECTORY, r#""$O""#)
+    unix_listed_directory => tries("dir.py", DIRECTORY)
         .with("network.allowUnixSockets", json!(["{O}/socks"]))
         .setup(|e| {
             e.dir(&e.o("socks"));
