@@ -57,7 +57,7 @@ pub fn report(
             "network (namespace mode): new user, network, mount, PID and IPC namespaces; the network namespace",
             "  has only lo, whose ports 3128 (HTTP) and 1080 (SOCKS5) srt's proxy serves from outside (no token:",
             "  only the sandbox reaches them)",
-            "  sockets: TCP (UDP too in transparent mode; nothing but lo is routable); sandbox-local servers work",
+            "  sockets: TCP (UDP too in transparent mode; nothing but lo is routable)",
             "  processes: the command's init is PID 1 of its own PID namespace with a private /proc; the command",
             "  cannot see or signal processes outside, and nothing survives srt, even if srt is SIGKILLed",
         ]
@@ -67,13 +67,14 @@ pub fn report(
             "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's",
             "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind",
             "  itself; UDP, raw, packet and netlink sockets are refused",
-            "  LIMIT: no local TCP servers (bind is refused) in this mode",
             "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it",
         ]
     };
     for l in net {
         let _ = writeln!(w, "{l}");
     }
+    local_servers(w, settings, p.mode == launch::NetworkMode::Namespace);
+    unix_sockets(w, settings, p.mode == launch::NetworkMode::Namespace);
     let _ = writeln!(w, "  allowed domains: {allowed}");
     if !settings.network.denied_domains.is_empty() {
         let _ = writeln!(w, "  denied domains:  {}", settings.network.denied_domains.join(", "));
@@ -131,6 +132,84 @@ pub fn report(
     Ok(o)
 }
 
+/// Where the command's servers listen and who reaches them (`allowLocalBinding`).
+fn local_servers(w: &mut String, settings: &Settings, namespace: bool) {
+    let as_asked = settings.network.allow_local_binding.unwrap_or(false);
+    let lines: &[&str] = match (namespace, as_asked) {
+        (true, _) => &[
+            "  local servers: bind and listen on any address, all inside the sandbox's own network namespace:",
+            "  only the command reaches them (allowLocalBinding changes nothing in this mode)",
+        ],
+        (false, false) => &[
+            "  local servers: bind and listen go to the supervisor; binds to loopback or wildcard addresses",
+            "  (127.0.0.0/8, 0.0.0.0, ::, ::1) are placed on an address of the run's own in 127.0.0.0/8 (new each",
+            "  run; dual-stack IPv6 sockets on its ::ffff: form, IPv6-only ones on ::1), other addresses refused,",
+            "  listen() only on a socket placed so; SO_REUSEPORT refused",
+            "  loopback connects reach only listeners this run made; the host's and other runs' are refused",
+            "  LIMIT: local processes that dial the run's address (or ::1) on the port reach the command's",
+            "  servers, as they reach any local server; host clients of 127.0.0.1 and the network do not",
+        ],
+        (false, true) => &[
+            "  local servers (allowLocalBinding): bind and listen go to the supervisor, which binds where the",
+            "  command asks: a server on 0.0.0.0 or a host address is reachable from the network, one on",
+            "  127.0.0.1 by every local client of that address (and can stand in for a host service there);",
+            "  listen() only on a bound socket; SO_REUSEPORT refused",
+            "  loopback connects reach only listeners this run made; the host's and other runs' are refused",
+        ],
+    };
+    for l in lines {
+        let _ = writeln!(w, "{l}");
+    }
+}
+
+/// Which Unix sockets the command reaches (`allowUnixSockets`, `allowAllUnixSockets`).
+fn unix_sockets(w: &mut String, settings: &Settings, namespace: bool) {
+    let _ = match crate::net::UnixRule::from_settings(settings) {
+        crate::net::UnixRule::None => {
+            writeln!(w, "  Unix sockets: none (only stream socketpairs, which address nothing)")
+        }
+        crate::net::UnixRule::All => {
+            writeln!(w, "  Unix sockets: every one (allowAllUnixSockets), a container runtime's included")
+        }
+        crate::net::UnixRule::Listed => {
+            let paths = launch::unix_socket_paths(settings);
+            let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            let _ = writeln!(
+                w,
+                "  Unix sockets: connect only to {} (allowUnixSockets; a directory: the sockets beneath it)",
+                list.join(", ")
+            );
+            let _ = writeln!(
+                w,
+                "  judged by the object the path reaches (symlinks, /proc/self/fd/N and passed descriptors resolved);"
+            );
+            let _ = writeln!(w, "  stream and seqpacket sockets only (no datagrams to any path)");
+            let _ = writeln!(w, "  abstract names: {}", {
+                if namespace {
+                    "the sandbox's own only"
+                } else {
+                    "refused; the command serves no Unix socket in this mode"
+                }
+            });
+            for p in paths.iter().filter(|p| hands_over_the_host(p)) {
+                let _ = writeln!(
+                    w,
+                    "  WARNING: {} hands the command the host (it can start privileged containers)",
+                    p.display()
+                );
+            }
+            Ok(())
+        }
+    };
+}
+
+/// Container runtimes' and the kubelet's API sockets: whoever connects controls the host.
+fn hands_over_the_host(p: &std::path::Path) -> bool {
+    let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    ["docker.sock", "containerd.sock", "podman.sock", "crio.sock", "kubelet.sock", "dockershim.sock"]
+        .contains(&name.as_str())
+}
+
 fn describe(r: &seccomp::Rule) -> String {
     use seccomp::{Action, Rule};
     let a = |x: &Action| match x {
@@ -147,11 +226,15 @@ fn describe(r: &seccomp::Rule) -> String {
             "{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
             t = a(then)
         ),
-        Rule::TcpOnly { unix, udp } => {
+        Rule::TcpOnly { unix, unix_stream_only, udp } => {
             format!(
                 "allow AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or TCP{}{}, else EPERM",
                 if *udp { ", SOCK_DGRAM with protocol 0 or UDP (only the namespace's lo exists)" } else { "" },
-                if *unix { " (and AF_UNIX)" } else { "" }
+                match (unix, unix_stream_only) {
+                    (true, true) => " (and AF_UNIX SOCK_STREAM/SOCK_SEQPACKET: allowUnixSockets)",
+                    (true, false) => " (and AF_UNIX)",
+                    _ => "",
+                }
             )
         }
         Rule::UnixPair { any_type: true } => "allow AF_UNIX, else EPERM".to_string(),

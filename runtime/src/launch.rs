@@ -89,13 +89,15 @@ pub fn prepare(
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let landlock_mode = mode == NetworkMode::Landlock;
     let transparent = crate::net::transparent_wanted(settings);
+    let unix_listed = crate::net::UnixRule::from_settings(settings) == crate::net::UnixRule::Listed;
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
         tcp: true,
-        // namespace mode's transparent connects leave through the supervisor too
-        mediate_connect: landlock_mode || transparent,
+        // namespace mode's transparent and Unix connects go through the supervisor too
+        mediate_connect: landlock_mode || transparent || unix_listed,
         udp: !landlock_mode && transparent,
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
+        unix_listed,
         mediate_metadata: fs_enabled && landlock_mode,
         host_namespaces: landlock_mode,
         mediate_ptys: fs_enabled && landlock_mode,
@@ -109,6 +111,30 @@ pub fn prepare(
         tmpdir: tmpdir.to_path_buf(),
         mode,
     })
+}
+
+/// `allowUnixSockets` as real locations: `~/` is `$HOME`, relative paths are from the working
+/// directory, and symlinks are resolved now (as for the other settings paths: one the
+/// command plants later is never followed). A socket not there yet is looked for in its
+/// directory's real location.
+pub fn unix_socket_paths(settings: &Settings) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let list = settings.network.allow_unix_sockets.as_deref().unwrap_or(&[]);
+    let real = |p: PathBuf| {
+        std::fs::canonicalize(&p).unwrap_or_else(|_| match (p.parent().map(std::fs::canonicalize), p.file_name()) {
+            (Some(Ok(dir)), Some(name)) => dir.join(name),
+            _ => p,
+        })
+    };
+    list.iter()
+        .filter_map(|p| match (p.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => Some(h.join(rest)),
+            (Some(_), None) => None,
+            (None, _) => Some(cwd.join(p)),
+        })
+        .map(real)
+        .collect()
 }
 
 /// The terminals on our stdin, stdout and stderr (landlock mode lets the command open only
@@ -348,8 +374,8 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         net.socks_port = socks;
     }
     let envp = environment(&opts.settings, &tmp.0, &net.env());
-    // landlock mode routes every connect; namespace mode only transparent mode's
-    let route = (!namespaced || net.transparent.is_some()).then(|| net.route());
+    // landlock mode routes every connect; namespace mode transparent mode's and Unix ones
+    let route = (!namespaced || net.transparent.is_some() || prepared.filter.unix_listed).then(|| net.route());
     let journal = if prepared.fs_enabled {
         let dir = state_dir.as_deref().unwrap_or(Path::new("/"));
         Some(std::sync::Arc::new(open_journal(&prepared, &tmp.0, pool.as_deref(), dir)?))
@@ -360,6 +386,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     supervisor.journal = journal.clone();
     supervisor.pool = pool.clone();
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
+    supervisor.unix_paths = unix_socket_paths(&opts.settings);
     supervisor.native_rules =
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
@@ -839,6 +866,7 @@ mod tests {
             filter: FilterOptions {
                 mediate_fs: fs,
                 allow_unix_sockets: false,
+                unix_listed: false,
                 tcp: true,
                 mediate_connect: true,
                 mediate_metadata: fs,

@@ -22,7 +22,9 @@ pub struct Net {
     pub socks_port: u16,
     pub token: String,
     pub policy: Policy,
-    pub allow_unix: bool,
+    pub unix: UnixRule,
+    /// Landlock mode's local servers: the run's own loopback address.
+    pub local: crate::local_addr::Local,
     pub resolver: Resolver,
     /// `network.httpProxyPort`/`socksProxyPort`: an existing proxy (a pod sidecar) on
     /// these loopback ports takes the traffic; srt starts none of its own.
@@ -63,7 +65,11 @@ impl Net {
             socks_port: port,
             token: token()?,
             policy,
-            allow_unix: s.network.allow_all_unix_sockets.unwrap_or(false),
+            unix: UnixRule::from_settings(s),
+            local: crate::local_addr::Local::for_run(
+                random("local address")?,
+                s.network.allow_local_binding.unwrap_or(false),
+            ),
             resolver,
             external: match (s.network.http_proxy_port, s.network.socks_proxy_port) {
                 (Some(h), Some(x)) => Some((h, x)),
@@ -83,7 +89,12 @@ impl Net {
         let cred = if self.external.is_some() { String::new() } else { format!("srt:{t}@") };
         let http = format!("http://{cred}127.0.0.1:{p}");
         let socks = format!("socks5h://{cred}127.0.0.1:{}", self.socks_port);
-        let no_proxy = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16";
+        let mut no_proxy = "localhost,127.0.0.1,::1,169.254.0.0/16,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16".to_string();
+        if !self.namespaced {
+            // where landlock mode puts the command's own servers: clients that build URLs
+            // from a listener's address must not send those to the proxy
+            no_proxy.push_str(&format!(",{}", self.local.addr));
+        }
         let mut v: Vec<(String, String)> = [
             "HTTP_PROXY",
             "HTTPS_PROXY",
@@ -103,8 +114,8 @@ impl Net {
             ("FTP_PROXY".into(), socks.clone()),
             ("ftp_proxy".into(), socks),
             ("RSYNC_PROXY".into(), format!("127.0.0.1:{}", self.socks_port)),
-            ("NO_PROXY".into(), no_proxy.into()),
-            ("no_proxy".into(), no_proxy.into()),
+            ("NO_PROXY".into(), no_proxy.clone()),
+            ("no_proxy".into(), no_proxy),
             ("GIT_CONFIG_PARAMETERS".into(), "'http.proxyAuthMethod=basic'".into()),
             (
                 "GIT_SSH_COMMAND".into(),
@@ -128,7 +139,8 @@ impl Net {
         Route {
             port: self.port,
             socks_port: self.socks_port,
-            allow_unix: self.allow_unix,
+            unix: self.unix,
+            local: self.local,
             transparent: self.transparent,
             namespaced: self.namespaced,
         }
@@ -275,6 +287,9 @@ pub const NO_GETFD_HINT: &str = "srt: network: direct connections (transparent m
 pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
     refused
         .iter()
+        // reverse lookups of loopback addresses (a local server naming its own address, as
+        // Python's http.server does) leak nothing and are no refusal worth reading
+        .filter(|r| !(r.reason == "dns-not-allowed" && is_loopback_ptr(&r.host)))
         .map(|r| {
             let why = match r.reason {
                 "blocked-by-allowlist" => "not in allowedDomains",
@@ -291,6 +306,12 @@ pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
             format!("srt: network: refused {}:{} ({why})", r.host, r.port)
         })
         .collect()
+}
+
+/// A reverse-lookup name for a loopback address (`*.127.in-addr.arpa`, `::1`'s `ip6.arpa`).
+fn is_loopback_ptr(name: &str) -> bool {
+    let n = name.trim_end_matches('.').to_ascii_lowercase();
+    n.ends_with(".127.in-addr.arpa") || n == format!("1{}.ip6.arpa", ".0".repeat(31))
 }
 
 /// Namespace mode with an existing proxy: each port inside is relayed to the proxy's port
@@ -337,7 +358,9 @@ fn relay_to_external(inside: Vec<TcpListener>, (http, socks): (u16, u16)) -> Res
 pub struct Route {
     pub port: u16,
     pub socks_port: u16,
-    pub allow_unix: bool,
+    pub unix: UnixRule,
+    /// Landlock mode: where the command's local servers are placed.
+    pub local: crate::local_addr::Local,
     /// Transparent mode's preamble key.
     pub transparent: Option<[u8; srt_proxy::transparent::KEY_LEN]>,
     /// Namespace mode: the command's loopback is its own, other addresses have no route.
@@ -357,10 +380,57 @@ pub enum Verdict {
         v6: bool,
         dest: SocketAddr,
     },
-    /// Harmless (AF_UNSPEC disconnect, allowed AF_UNIX, the namespace's own loopback): let
-    /// the kernel do it.
+    /// Landlock mode: a loopback or wildcard address, reachable only where a listener the
+    /// command made is ([`crate::local_addr::candidates`]).
+    Local {
+        v6: bool,
+        dest: SocketAddr,
+    },
+    /// An `AF_UNIX` address with `allowUnixSockets`: judged by the object its path names.
+    Unix,
+    /// Harmless (AF_UNSPEC disconnect, AF_UNIX with allowAllUnixSockets, the namespace's own
+    /// loopback): let the kernel do it.
     Kernel,
     Refuse(i32),
+}
+
+/// Which `AF_UNIX` sockets the command may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnixRule {
+    /// None: `socket(AF_UNIX)` is refused (stream socketpairs stay, they address nothing).
+    None,
+    /// `allowUnixSockets`: stream and seqpacket sockets, connected only to the listed paths.
+    Listed,
+    /// `allowAllUnixSockets`: any.
+    All,
+}
+
+impl UnixRule {
+    pub fn from_settings(s: &Settings) -> UnixRule {
+        if s.network.allow_all_unix_sockets.unwrap_or(false) {
+            UnixRule::All
+        } else if s.network.allow_unix_sockets.as_ref().is_some_and(|l| !l.is_empty()) {
+            UnixRule::Listed
+        } else {
+            UnixRule::None
+        }
+    }
+}
+
+/// The address in a raw `sockaddr_in` or `sockaddr_in6`; `None` for other families or a
+/// truncated one.
+pub fn inet_addr(sa: &[u8]) -> Option<SocketAddr> {
+    let family = i32::from(u16::from_ne_bytes([*sa.first()?, *sa.get(1)?]));
+    let port = u16::from_be_bytes([*sa.get(2)?, *sa.get(3)?]);
+    match family {
+        libc::AF_INET if sa.len() >= 8 => Some(SocketAddr::new(Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]).into(), port)),
+        libc::AF_INET6 if sa.len() >= 24 => {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(&sa[8..24]);
+            Some(SocketAddr::new(Ipv6Addr::from(b).into(), port))
+        }
+        _ => None,
+    }
 }
 
 /// Pure decision on a raw sockaddr (tested without a kernel).
@@ -369,27 +439,18 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
         return Verdict::Refuse(libc::EINVAL);
     }
     let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
-    let dest = match family {
-        libc::AF_UNSPEC => return Verdict::Kernel,
-        libc::AF_UNIX if route.allow_unix => return Verdict::Kernel,
-        libc::AF_INET if sa.len() >= 8 => {
-            SocketAddr::new(Ipv4Addr::new(sa[4], sa[5], sa[6], sa[7]).into(), u16::from_be_bytes([sa[2], sa[3]]))
-        }
-        libc::AF_INET6 if sa.len() >= 24 => {
-            let mut b = [0u8; 16];
-            b.copy_from_slice(&sa[8..24]);
-            SocketAddr::new(Ipv6Addr::from(b).into(), u16::from_be_bytes([sa[2], sa[3]]))
-        }
+    let dest = match (family, inet_addr(sa)) {
+        (libc::AF_UNSPEC, _) => return Verdict::Kernel,
+        (libc::AF_UNIX, _) if route.unix == UnixRule::All => return Verdict::Kernel,
+        (libc::AF_UNIX, _) if route.unix == UnixRule::Listed => return Verdict::Unix,
+        (_, Some(dest)) => dest,
         _ if route.namespaced => return Verdict::Kernel,
         _ => return Verdict::Refuse(libc::EACCES),
     };
     let v6 = family == libc::AF_INET6;
     // v4-mapped addresses are the IPv4 address they carry
-    let ip = match dest.ip() {
-        std::net::IpAddr::V6(a) => a.to_ipv4_mapped().map_or(std::net::IpAddr::V6(a), std::net::IpAddr::V4),
-        v4 => v4,
-    };
-    let local = ip.is_loopback() || ip.is_unspecified();
+    let ip = crate::local_addr::folded(dest.ip());
+    let local = crate::local_addr::is_local(ip);
     let transparent = route.transparent.is_some();
     if route.namespaced {
         // nothing but the namespace's own lo is reachable by the kernel's routes
@@ -402,6 +463,8 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
     match (transparent, local, dest.port()) {
         // DNS to any server, the host's own stub resolver included, is srt's
         (true, _, 53) | (true, false, _) => Verdict::Transparent { v6, dest },
+        // the host's loopback: only the command's own listeners there
+        (_, true, _) => Verdict::Local { v6, dest },
         _ => Verdict::Refuse(libc::EACCES),
     }
 }
@@ -434,7 +497,12 @@ pub fn connect_to_proxy(sock: &OwnedFd, port: u16, v6: bool) -> i32 {
     } else {
         SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port)
     };
-    let (storage, len) = sockaddr(&addr);
+    connect_to(sock, &addr)
+}
+
+/// Connects `sock` to `addr`, an address of srt's own; returns 0 or the errno.
+pub fn connect_to(sock: &impl AsRawFd, addr: &SocketAddr) -> i32 {
+    let (storage, len) = sockaddr(addr);
     // SAFETY: connect with a sockaddr we built, on a descriptor we own.
     let r = unsafe { libc::connect(sock.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) };
     if r < 0 {
@@ -444,7 +512,7 @@ pub fn connect_to_proxy(sock: &OwnedFd, port: u16, v6: bool) -> i32 {
     }
 }
 
-fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: an all-zero sockaddr_storage is valid; we fill one variant below.
     let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     match a {
@@ -559,21 +627,37 @@ mod tests {
         v
     }
 
+    const LOCAL: crate::local_addr::Local =
+        crate::local_addr::Local { addr: Ipv4Addr::new(127, 9, 8, 7), as_asked: false };
+
+    fn route(port: u16, socks_port: u16, transparent: Option<[u8; 16]>, namespaced: bool) -> Route {
+        Route { port, socks_port, unix: UnixRule::None, local: LOCAL, transparent, namespaced }
+    }
+
     #[test]
-    fn only_the_proxy_is_reachable() {
-        let r = Route { port: 4000, socks_port: 4000, allow_unix: false, transparent: None, namespaced: false };
+    fn only_the_proxy_and_the_commands_own_loopback_listeners_are_reachable() {
+        let r = route(4000, 4000, None, false);
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false, port: 4000 });
         assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 4000)), Verdict::Proxy { v6: true, port: 4000 });
         assert_eq!(judge(&r, &v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 4000)), Verdict::Proxy { v6: true, port: 4000 });
         let two = Route { socks_port: 4001, ..r };
         assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4001)), Verdict::Proxy { v6: false, port: 4001 });
-        assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4002)), Verdict::Refuse(libc::EACCES));
-        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4001)), Verdict::Refuse(libc::EACCES), "other port");
+        // any other loopback or wildcard address: only where the command's own listeners are
+        let local = |d: &str| Verdict::Local { v6: false, dest: dest(d) };
+        assert_eq!(judge(&two, &v4([127, 0, 0, 1], 4002)), local("127.0.0.1:4002"));
+        assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4001)), local("127.0.0.1:4001"), "other port");
+        assert_eq!(judge(&r, &v4([127, 0, 0, 2], 4000)), local("127.0.0.2:4000"), "other address, proxy port");
+        assert_eq!(judge(&r, &v4([0, 0, 0, 0], 4000)), local("0.0.0.0:4000"));
+        assert_eq!(
+            judge(&r, &v6(Ipv4Addr::new(127, 0, 0, 2).to_ipv6_mapped(), 80)),
+            Verdict::Local { v6: true, dest: dest("[::ffff:127.0.0.2]:80") }
+        );
         assert_eq!(judge(&r, &v4([10, 0, 0, 1], 4000)), Verdict::Refuse(libc::EACCES), "other host on the proxy port");
-        assert_eq!(judge(&r, &v4([127, 0, 0, 2], 4000)), Verdict::Refuse(libc::EACCES));
-        assert_eq!(judge(&r, &v4([0, 0, 0, 0], 4000)), Verdict::Refuse(libc::EACCES));
         assert_eq!(judge(&r, &[1, 0]), Verdict::Refuse(libc::EACCES), "AF_UNIX unless allowed");
-        assert_eq!(judge(&Route { allow_unix: true, ..r }, &(libc::AF_UNIX as u16).to_ne_bytes()), Verdict::Kernel);
+        let unix = (libc::AF_UNIX as u16).to_ne_bytes();
+        assert_eq!(judge(&Route { unix: UnixRule::All, ..r }, &unix), Verdict::Kernel);
+        assert_eq!(judge(&Route { unix: UnixRule::Listed, ..r }, &unix), Verdict::Unix);
+        assert_eq!(judge(&Route { unix: UnixRule::Listed, namespaced: true, ..r }, &unix), Verdict::Unix);
         assert_eq!(judge(&r, &(libc::AF_UNSPEC as u16).to_ne_bytes()), Verdict::Kernel);
         assert_eq!(judge(&r, &[2]), Verdict::Refuse(libc::EINVAL));
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)[..6]), Verdict::Refuse(libc::EACCES), "truncated");
@@ -586,8 +670,7 @@ mod tests {
 
     #[test]
     fn transparent_mode_takes_other_addresses_to_the_proxy_but_never_host_loopback() {
-        let r =
-            Route { port: 4000, socks_port: 4000, allow_unix: false, transparent: Some([1; 16]), namespaced: false };
+        let r = route(4000, 4000, Some([1; 16]), false);
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 4000)), Verdict::Proxy { v6: false, port: 4000 });
         assert_eq!(
             judge(&r, &v4([198, 18, 0, 2], 443)),
@@ -603,7 +686,8 @@ mod tests {
             Verdict::Transparent { v6: false, dest: dest("127.0.0.53:53") }
         );
         assert_eq!(judge(&r, &v4([8, 8, 8, 8], 53)), Verdict::Transparent { v6: false, dest: dest("8.8.8.8:53") });
-        // the host's own services stay out of reach, whatever the spelling
+        // the host's loopback is judged as a local address (the command's own listeners
+        // only), whatever the spelling
         for sa in [
             v4([127, 0, 0, 1], 8080),
             v4([127, 9, 9, 9], 443),
@@ -612,7 +696,7 @@ mod tests {
             v6(Ipv6Addr::UNSPECIFIED, 443),
             v6(Ipv4Addr::LOCALHOST.to_ipv6_mapped(), 8080),
         ] {
-            assert_eq!(judge(&r, &sa), Verdict::Refuse(libc::EACCES), "{sa:?}");
+            assert!(matches!(judge(&r, &sa), Verdict::Local { .. }), "{sa:?}");
         }
         assert_eq!(judge(&r, &[1, 0]), Verdict::Refuse(libc::EACCES), "AF_UNIX");
         assert_eq!(judge(&r, &[16, 0, 0, 0]), Verdict::Refuse(libc::EACCES), "netlink");
@@ -620,7 +704,7 @@ mod tests {
 
     #[test]
     fn namespace_mode_leaves_its_own_loopback_to_the_kernel() {
-        let r = Route { port: 3128, socks_port: 1080, allow_unix: false, transparent: Some([1; 16]), namespaced: true };
+        let r = route(3128, 1080, Some([1; 16]), true);
         assert_eq!(judge(&r, &v4([127, 0, 0, 1], 8080)), Verdict::Kernel);
         assert_eq!(judge(&r, &v6(Ipv6Addr::LOCALHOST, 53)), Verdict::Kernel);
         assert_eq!(judge(&r, &v4([10, 1, 2, 3], 443)), Verdict::Transparent { v6: false, dest: dest("10.1.2.3:443") });
@@ -639,6 +723,24 @@ mod tests {
                 assert!(settings_schema::environment::SRT_OWN.contains(&k.as_str()), "{k} is missing from SRT_OWN");
             }
         }
+    }
+
+    #[test]
+    fn loopback_reverse_lookups_are_not_reported() {
+        let r = |host: &str, reason| srt_proxy::Refused { host: host.into(), port: 53, reason };
+        let hints = hints(&[
+            r("79.55.114.127.in-addr.arpa", "dns-not-allowed"),
+            r(&format!("1{}.ip6.arpa", ".0".repeat(31)), "dns-not-allowed"),
+            r("4.3.2.1.in-addr.arpa", "dns-not-allowed"),
+            r("evil.test", "dns-not-allowed"),
+        ]);
+        assert_eq!(
+            hints,
+            [
+                "srt: network: refused name 4.3.2.1.in-addr.arpa (not in allowedDomains)",
+                "srt: network: refused name evil.test (not in allowedDomains)"
+            ]
+        );
     }
 
     #[test]

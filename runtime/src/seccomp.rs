@@ -82,9 +82,12 @@ pub enum Rule {
         then: Action,
     },
     /// socket(): TCP only. Family AF_INET/AF_INET6 with type SOCK_STREAM (flags masked)
-    /// and protocol 0 or IPPROTO_TCP is allowed; AF_UNIX too when `unix`; all else EPERM.
+    /// and protocol 0 or IPPROTO_TCP is allowed; AF_UNIX too when `unix`, only of stream
+    /// and seqpacket type when `unix_stream_only`; all else EPERM.
     TcpOnly {
         unix: bool,
+        /// `allowUnixSockets`: no datagram socket, which could `sendto` any path unseen.
+        unix_stream_only: bool,
         /// UDP datagram sockets too (protocol 0 or IPPROTO_UDP): namespace mode's
         /// transparent DNS, where only the namespace's own loopback is reachable.
         udp: bool,
@@ -120,13 +123,16 @@ pub struct FilterOptions {
     pub mediate_connect: bool,
     /// `socket(AF_UNIX)` allowed (`allowAllUnixSockets`).
     pub allow_unix_sockets: bool,
+    /// `allowUnixSockets`: `socket(AF_UNIX)` of stream and seqpacket type allowed, their
+    /// connects judged by the supervisor (needs `mediate_connect`).
+    pub unix_listed: bool,
     /// UDP sockets allowed (namespace mode with transparent DNS: only `lo` exists).
     pub udp: bool,
     /// Metadata calls go to the supervisor (landlock mode: no read-only mounts).
     pub mediate_metadata: bool,
-    /// The command shares the host's network and IPC namespaces (landlock mode): `listen`
-    /// (which binds an ephemeral port without `bind`, past Landlock) and System V IPC are
-    /// refused.
+    /// The command shares the host's network and IPC namespaces (landlock mode): System V
+    /// IPC is refused; `bind` and `listen` (which binds an ephemeral wildcard port without
+    /// `bind`, past Landlock) go to the supervisor with `mediate_connect`, else are refused.
     pub host_namespaces: bool,
     /// `TIOCGPTPEER` goes to the supervisor (landlock mode: `/dev/pts` is shared with other
     /// sessions, so Landlock grants only the command's own terminals and the supervisor
@@ -172,8 +178,12 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         out.push(("ioctl", nr, Rule::Ioctl { refuse, notify }));
     }
     if let Some(nr) = arch.nr("socket") {
+        let unix_listed = opts.unix_listed && !opts.allow_unix_sockets;
         if opts.tcp {
-            out.push(("socket", nr, Rule::TcpOnly { unix: opts.allow_unix_sockets, udp: opts.udp }));
+            let unix = opts.allow_unix_sockets || unix_listed;
+            out.push(("socket", nr, Rule::TcpOnly { unix, unix_stream_only: unix_listed, udp: opts.udp }));
+        } else if unix_listed {
+            out.push(("socket", nr, Rule::UnixPair { any_type: false }));
         } else {
             let values = if opts.allow_unix_sockets { vec![libc::AF_UNIX as u32] } else { vec![] };
             out.push(("socket", nr, Rule::OneOf { arg: 0, values, then: Action::Allow, otherwise: eperm }));
@@ -199,11 +209,12 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         out.push(("socketpair", nr, Rule::UnixPair { any_type: opts.allow_unix_sockets }));
     }
     if opts.host_namespaces {
-        for name in std::iter::once(&"listen").chain(sysno::HOST_IPC) {
+        for name in sysno::HOST_IPC {
             if let Some(nr) = arch.nr(name) {
                 out.push((*name, nr, Rule::Always(eperm)));
             }
         }
+        out.extend(local_server_rules(arch, opts));
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
@@ -244,6 +255,15 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         }
     }
     out
+}
+
+/// Landlock mode: `bind` and `listen` go to the supervisor, which places the command's
+/// servers on the run's own loopback address (Landlock lets no TCP bind through by itself);
+/// without connect mediation there is no supervisor to place them, and `listen` is refused.
+fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)> {
+    let action = if opts.mediate_connect { Action::Notify } else { Action::Errno(libc::EPERM) };
+    let names: &[&'static str] = if opts.mediate_connect { &["bind", "listen"] } else { &["listen"] };
+    names.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(action)))).collect()
 }
 
 /// asm-generic/ioctls.h: open the peer of a pty master.
@@ -370,7 +390,7 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, RET_ALLOW),
         ],
-        Rule::TcpOnly { unix, udp } => {
+        Rule::TcpOnly { unix, unix_stream_only, udp } => {
             let eperm = Action::Errno(libc::EPERM).ret();
             // 0: ld family; 1: jeq INET -> 4; 2: jeq INET6 -> 4; 3: unix? allow : eperm;
             // 4: ld type; 5: and 0xf; then per allowed (type, protocol) a block of four:
@@ -406,6 +426,12 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
                 ]);
             }
             b.extend([stmt(BPF_RET_K, eperm), stmt(BPF_RET_K, RET_ALLOW)]);
+            if *unix_stream_only {
+                // AF_UNIX jumps to a type check appended after `ret allow`
+                let check = b.len();
+                b[3] = jump(BPF_JEQ_K, libc::AF_UNIX as u32, to(3, check), to(3, deny));
+                b.extend(unix_stream_check(eperm));
+            }
             b
         }
         Rule::UnixPair { any_type } => {
@@ -421,16 +447,7 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
                 ]);
                 return b;
             }
-            // 2: ld type; 3: and 0xf; 4: jeq STREAM -> allow(7); 5: jeq SEQPACKET -> allow(7);
-            // 6: ret eperm; 7: ret allow
-            b.extend([
-                stmt(BPF_LD_W_ABS, arg_lo(1)),
-                stmt(BPF_ALU_AND_K, 0xf),
-                jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 2, 0),
-                jump(BPF_JEQ_K, libc::SOCK_SEQPACKET as u32, 1, 0),
-                stmt(BPF_RET_K, eperm),
-                stmt(BPF_RET_K, RET_ALLOW),
-            ]);
+            b.extend(unix_stream_check(eperm));
             b
         }
         Rule::Ioctl { refuse, notify } => {
@@ -459,6 +476,19 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             b
         }
     }
+}
+
+/// Allows SOCK_STREAM and SOCK_SEQPACKET (type argument, flags masked), else `eperm`:
+/// ld type; and 0xf; jeq STREAM -> allow; jeq SEQPACKET -> allow; ret eperm; ret allow.
+fn unix_stream_check(eperm: u32) -> [SockFilter; 6] {
+    [
+        stmt(BPF_LD_W_ABS, arg_lo(1)),
+        stmt(BPF_ALU_AND_K, 0xf),
+        jump(BPF_JEQ_K, libc::SOCK_STREAM as u32, 2, 0),
+        jump(BPF_JEQ_K, libc::SOCK_SEQPACKET as u32, 1, 0),
+        stmt(BPF_RET_K, eperm),
+        stmt(BPF_RET_K, RET_ALLOW),
+    ]
 }
 
 /// Installs the program on the calling thread and returns the notification listener.

@@ -4,6 +4,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
     FilterOptions {
         mediate_fs,
         allow_unix_sockets,
+        unix_listed: false,
         tcp: false,
         mediate_connect: false,
         mediate_metadata: mediate_fs,
@@ -225,4 +226,42 @@ fn udp_sockets_only_where_asked_for() {
         assert_eq!(sock(libc::AF_NETLINK, libc::SOCK_DGRAM, 0), EPERM);
         assert_eq!(sock(libc::AF_UNIX, libc::SOCK_DGRAM, 0), if unix { RET_ALLOW } else { EPERM });
     }
+}
+
+#[test]
+fn landlock_mode_sends_bind_and_listen_to_the_supervisor() {
+    let landlock = FilterOptions { tcp: true, mediate_connect: true, ..opts(true, false) };
+    assert_eq!(decide(landlock, "bind", [3, 0, 16, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(landlock, "listen", [3, 128, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(landlock, "setsockopt", [3, 1, 15, 0, 4, 0]), RET_USER_NOTIF, "SO_REUSEPORT is judged");
+    // no supervisor to place servers: listen stays refused (it would bind the wildcard)
+    let unmediated = opts(true, false);
+    assert_eq!(decide(unmediated, "listen", [3, 128, 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(unmediated, "bind", [3, 0, 16, 0, 0, 0]), RET_ALLOW, "Landlock refuses TCP binds");
+    // namespace mode: the sandbox's own loopback, the kernel decides
+    let ns = FilterOptions { host_namespaces: false, mediate_metadata: false, ..landlock };
+    assert_eq!(decide(ns, "bind", [3, 0, 16, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(ns, "listen", [3, 128, 0, 0, 0, 0]), RET_ALLOW);
+}
+
+#[test]
+fn listed_unix_sockets_are_stream_or_seqpacket_only() {
+    for tcp in [true, false] {
+        let o = FilterOptions { tcp, mediate_connect: true, unix_listed: true, ..opts(true, false) };
+        let sock = |f: i32, t: i32| decide(o, "socket", [f as u64, t as u64, 0, 0, 0, 0]);
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC), RET_ALLOW, "tcp {tcp}");
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_SEQPACKET), RET_ALLOW, "tcp {tcp}");
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_DGRAM), EPERM, "a datagram socket can sendto any path");
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK), EPERM);
+        assert_eq!(sock(libc::AF_UNIX, libc::SOCK_RAW), EPERM);
+        assert_eq!(sock(libc::AF_NETLINK, libc::SOCK_DGRAM), EPERM);
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_STREAM), if tcp { RET_ALLOW } else { EPERM });
+        assert_eq!(sock(libc::AF_INET, libc::SOCK_DGRAM), EPERM);
+        let pair = |t: i32| decide(o, "socketpair", [libc::AF_UNIX as u64, t as u64, 0, 0, 0, 0]);
+        assert_eq!(pair(libc::SOCK_DGRAM), EPERM);
+        assert_eq!(pair(libc::SOCK_STREAM), RET_ALLOW);
+    }
+    // allowAllUnixSockets wins
+    let all = FilterOptions { tcp: true, mediate_connect: true, unix_listed: true, ..opts(true, true) };
+    assert_eq!(decide(all, "socket", [libc::AF_UNIX as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0]), RET_ALLOW);
 }

@@ -127,7 +127,7 @@ static COMMON: &[(&str, i64)] = {
         ("swapon", SYS_swapon), ("swapoff", SYS_swapoff),
         ("reboot", SYS_reboot), ("acct", SYS_acct), ("quotactl", SYS_quotactl), ("quotactl_fd", 443),
         ("clone3", SYS_clone3), ("openat2", SYS_openat2), ("clone", SYS_clone), ("ioctl", SYS_ioctl),
-        ("socket", SYS_socket), ("setsockopt", SYS_setsockopt), ("socketpair", SYS_socketpair), ("connect", SYS_connect),
+        ("socket", SYS_socket), ("bind", SYS_bind), ("setsockopt", SYS_setsockopt), ("socketpair", SYS_socketpair), ("connect", SYS_connect),
         ("sendto", SYS_sendto), ("sendmsg", SYS_sendmsg), ("sendmmsg", SYS_sendmmsg),
         ("openat", SYS_openat), ("mkdirat", SYS_mkdirat), ("mknodat", SYS_mknodat),
         ("symlinkat", SYS_symlinkat), ("linkat", SYS_linkat), ("renameat", SYS_renameat),

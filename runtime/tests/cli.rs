@@ -298,6 +298,37 @@ fn line_of(text: &str, needle: &str) -> String {
     text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string()
 }
 
+#[test]
+fn explain_says_where_local_servers_listen_and_which_unix_sockets_are_reached() {
+    let d = dir("explain-local");
+    let run = |settings: &str, mode: &str| {
+        std::fs::write(d.0.join("s.json"), settings).unwrap();
+        let mut c = srt(&d.0);
+        c.args(["explain", "--network-mode", mode, "-s"]).arg(d.0.join("s.json"));
+        let (code, text) = out(c);
+        assert_eq!(code, 0, "{text}");
+        text
+    };
+    let text = run(BASE, "landlock");
+    assert!(text.contains("placed on an address of the run's own in 127.0.0.0/8"), "{text}");
+    assert!(text.contains("Unix sockets: none"), "{text}");
+    let text = run(BASE, "namespace");
+    assert!(text.contains("inside the sandbox's own network namespace"), "{text}");
+    let open = BASE.replace(r#""deniedDomains":[]"#, r#""deniedDomains":[],"allowLocalBinding":true"#);
+    let text = run(&open, "landlock");
+    assert!(
+        text.contains("local servers (allowLocalBinding)") && text.contains("reachable from the network"),
+        "{text}"
+    );
+    let listed = BASE
+        .replace(r#""deniedDomains":[]"#, r#""deniedDomains":[],"allowUnixSockets":["/var/run/docker.sock","a.sock"]"#);
+    let text = run(&listed, "landlock");
+    let w = d.0.canonicalize().unwrap();
+    assert!(text.contains(&format!("connect only to /run/docker.sock, {}/w/a.sock", w.display())), "{text}");
+    assert!(text.contains("WARNING: /run/docker.sock hands the command the host"), "{text}");
+    assert!(text.contains("abstract names: refused"), "{text}");
+}
+
 fn spawn_sleeper(d: &Path, cmd: &str) -> std::process::Child {
     let mut c = with_settings(d, BASE);
     c.args(["-c", cmd]).stdout(Stdio::null()).stderr(Stdio::null());

@@ -109,6 +109,23 @@ if [[ $parts == *" net "* ]]; then
   out=$(srt_ -c 'curl -sS --max-time 5 --noproxy "*" -o /dev/null http://127.0.0.1:8000/' 2>&1)
   [ $? -ne 0 ] && pass "direct connection bypassing the proxy refused" \
     || fail "direct connection bypassing the proxy refused" "$out"
+  # local servers (landlock mode here): the command serves port 8000 too, on a loopback
+  # address of the run's own, and its curl to localhost:8000 reaches its server, not the
+  # origin outside srt on 127.0.0.1:8000
+  # (python3-minimal has no http.server: a socket server answering like one)
+  cat > own-server.py <<'PY'
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 8000)); s.listen()
+while True:
+    c, _ = s.accept(); c.recv(4096)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 11\r\n\r\nown-server\n"); c.close()
+PY
+  out=$(srt_ -c 'python3 own-server.py & p=$!
+    for i in $(seq 50); do curl -s -o /dev/null http://localhost:8000/ && break; sleep 0.1; done
+    curl -sS http://localhost:8000/; kill $p' 2>&1)
+  [ "$(tail -n1 <<<"$out")" = own-server ] && pass "local server on the origin's port: curl localhost reaches the command's own" \
+    || fail "local server on the origin's port: curl localhost reaches the command's own" "$out"
+  rm -f own-server.py
   [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null
 fi
 exit 0

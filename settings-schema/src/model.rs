@@ -89,13 +89,16 @@ pub struct Network {
     /// Extra IPs / CIDRs an allowed hostname may not resolve to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub denied_resolved_addresses: Option<Vec<String>>,
-    /// macOS path allowlist in srt 0.0.83 (ignored on Linux, where AF_UNIX stays blocked).
+    /// Unix socket paths the command may connect to (stream and seqpacket sockets; judged
+    /// by the socket the path reaches). `/var/run/docker.sock` here hands over the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_unix_sockets: Option<Vec<String>>,
     /// Let the command create AF_UNIX sockets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_all_unix_sockets: Option<bool>,
-    /// Ignored on Linux (as in srt 0.0.83).
+    /// Let the command's servers bind any address (`0.0.0.0`, the host's addresses) as it
+    /// asks. Without it, landlock mode puts them on a loopback address of the run's own;
+    /// namespace mode's servers are always inside the sandbox.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_local_binding: Option<bool>,
     /// macOS only; accepted and ignored.

@@ -36,20 +36,27 @@ pub fn transparent_refused_without_getfd() -> bool {
 }
 
 impl Call<'_> {
+    /// The socket address a connect or bind passed, read once.
+    pub(super) fn sockaddr(&self, addr: u64, len: u64) -> Result<Vec<u8>, Outcome> {
+        if addr == 0 || !(2..=128).contains(&len) {
+            return Err(Outcome::Fail(libc::EINVAL));
+        }
+        self.t.read_bytes(addr, len as usize).map_err(Outcome::Fail)
+    }
+
     pub(super) fn connect(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {
         let Some(route) = self.sup.route else { return Outcome::Fail(libc::EACCES) };
-        if addr == 0 || !(2..=128).contains(&len) {
-            return Outcome::Fail(libc::EINVAL);
-        }
-        let sa = match self.t.read_bytes(addr, len as usize) {
+        let sa = match self.sockaddr(addr, len) {
             Ok(sa) => sa,
-            Err(e) => return Outcome::Fail(e),
+            Err(o) => return o,
         };
         let (v6, port) = match net::judge(&route, &sa) {
             Verdict::Refuse(e) => return Outcome::Fail(e),
             Verdict::Kernel => return Outcome::Continue,
             Verdict::Proxy { v6, port } => (v6, port),
             Verdict::Transparent { v6, dest } => return self.transparent(&route, sockfd, v6, dest),
+            Verdict::Local { v6, dest } => return self.connect_local(&route, sockfd, v6, dest),
+            Verdict::Unix => return self.connect_unix(&route, sockfd, &sa),
         };
         match net::take_socket(self.req.pid, sockfd) {
             Ok(sock) => {
@@ -105,12 +112,30 @@ impl Call<'_> {
     /// Connects a socket of ours to the proxy (writing `preamble` first, in transparent
     /// mode) and puts it where the command's socket was.
     fn replace_socket(&self, sockfd: i32, v6: bool, port: u16, preamble: Option<&[u8]>) -> Outcome {
-        let Some(info) = fd_info(self.req.pid, sockfd) else { return Outcome::Fail(libc::EBADF) };
         let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+        // to loopback the connection is made at once, so blocking here costs nothing and a
+        // non-blocking caller simply sees it completed (0), which POSIX allows
+        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| match preamble {
+            Some(p) => net::connect_transparent(sock, port, v6, p),
+            None => net::connect_to_proxy(sock, port, v6),
+        })
+    }
+
+    /// Makes a socket of ours (`domain`, `ty`) carrying the options the command set on its
+    /// own, lets `act` connect or bind it (0 or an errno), and puts it where the command's
+    /// socket was. Returns our socket too, still open (the caller may keep it).
+    pub(super) fn replace_socket_keeping(
+        &self,
+        sockfd: i32,
+        domain: i32,
+        ty: i32,
+        act: impl FnOnce(&OwnedFd) -> i32,
+    ) -> Result<OwnedFd, Outcome> {
+        let Some(info) = fd_info(self.req.pid, sockfd) else { return Err(Outcome::Fail(libc::EBADF)) };
         // SAFETY: plain syscall; the descriptor is owned below.
-        let raw = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        let raw = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {
-            return Outcome::Fail(super::sys::last_errno());
+            return Err(Outcome::Fail(super::sys::last_errno()));
         }
         // SAFETY: a fresh descriptor nobody else owns.
         let sock = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -122,32 +147,44 @@ impl Call<'_> {
                 unsafe { libc::setsockopt(raw, level, name, value.as_ptr().cast(), value.len() as libc::socklen_t) };
             }
         }
-        // to loopback the connection is made at once, so blocking here costs nothing and a
-        // non-blocking caller simply sees it completed (0), which POSIX allows
-        let connected = match preamble {
-            Some(p) => net::connect_transparent(&sock, port, v6, p),
-            None => net::connect_to_proxy(&sock, port, v6),
-        };
-        if connected != 0 {
-            return Outcome::Fail(connected);
+        match act(&sock) {
+            0 => {}
+            e => return Err(Outcome::Fail(e)),
         }
         if info.flags & libc::O_NONBLOCK != 0 {
             super::sys::set_nonblocking(sock.as_fd(), true);
         }
         if !self.valid() {
-            return Outcome::Gone;
+            return Err(Outcome::Gone);
         }
         let cloexec = info.flags & libc::O_CLOEXEC != 0;
         if let Err(e) = notify::install_fd_at(self.listener, self.req.id, sock.as_fd(), sockfd, cloexec) {
-            return Outcome::Fail(e.raw_os_error().unwrap_or(libc::EIO));
+            return Err(Outcome::Fail(e.raw_os_error().unwrap_or(libc::EIO)));
         }
         self.forget_socket(info.ino);
-        Outcome::Value(0)
+        Ok(sock)
+    }
+
+    /// As [`Self::replace_socket_keeping`], dropping our copy once the command has it.
+    pub(super) fn replace_socket_with(
+        &self,
+        sockfd: i32,
+        domain: i32,
+        ty: i32,
+        act: impl FnOnce(&OwnedFd) -> i32,
+    ) -> Outcome {
+        match self.replace_socket_keeping(sockfd, domain, ty, act) {
+            Ok(_) => Outcome::Value(0),
+            Err(o) => o,
+        }
     }
 
     /// setsockopt(fd, level, name, value, len): remembered for [`Self::replace_socket`], then
     /// done by the kernel as asked.
     pub(super) fn setsockopt(&self, fd: i32, level: i32, name: i32, value: u64, len: u64) -> Outcome {
+        if let Some(e) = self.refused_option(level, name) {
+            return Outcome::Fail(e);
+        }
         if value != 0 && len <= MAX_OPTVAL {
             if let (Some(info), Ok(bytes)) = (fd_info(self.req.pid, fd), self.t.read_bytes(value, len as usize)) {
                 if let Ok(mut m) = self.sup.sockopts.lock() {
@@ -170,13 +207,13 @@ impl Call<'_> {
     }
 }
 
-struct FdInfo {
-    flags: i32,
-    ino: u64,
+pub(super) struct FdInfo {
+    pub flags: i32,
+    pub ino: u64,
 }
 
 /// /proc/<pid>/fdinfo/<fd>: the open flags (octal) and the inode.
-fn fd_info(pid: u32, fd: i32) -> Option<FdInfo> {
+pub(super) fn fd_info(pid: u32, fd: i32) -> Option<FdInfo> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
     let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
     Some(FdInfo { flags: i32::from_str_radix(field("flags:")?, 8).ok()?, ino: field("ino:")?.parse().ok()? })

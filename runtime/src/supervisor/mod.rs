@@ -5,7 +5,10 @@
 //!   directory always, for `.bashrc`), judging protected names whose parents do not exist
 //!   yet ([`crate::name_rules`]);
 //! - judges metadata calls in landlock mode, where no mount can make them fail;
-//! - routes `connect()` to the proxy in landlock mode.
+//! - routes `connect()` to the proxy in landlock mode;
+//! - places the command's local servers in landlock mode (`bind`, `listen`) and lets its
+//!   loopback connects reach those and nothing else ([`listen`], [`local`]);
+//! - lets `AF_UNIX` connects reach only the sockets `allowUnixSockets` lists ([`unix`]).
 //!
 //! It never grants by letting the command's own syscall proceed (`CONTINUE`): the command
 //! could change the path or the descriptor after the check. It reads arguments once,
@@ -20,13 +23,17 @@
 
 mod connect;
 pub use connect::transparent_refused_without_getfd;
+mod listen;
+mod local;
 mod meta;
 mod names;
 mod native;
 mod pty;
 mod resolve;
+mod sockets;
 mod sys;
 mod tracee;
+mod unix;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -95,6 +102,10 @@ pub struct Supervisor {
     /// Directories made ahead with write rules, moved where the command makes one in a
     /// split directory ([`crate::pool`]).
     pub pool: Option<Arc<crate::pool::Pool>>,
+    /// Landlock mode: the listeners srt made for the command ([`listen`]).
+    listeners: Mutex<listen::Listeners>,
+    /// `allowUnixSockets`, as absolute paths ([`unix`]).
+    pub unix_paths: Vec<PathBuf>,
 }
 
 /// One notification being handled.
@@ -202,6 +213,8 @@ impl Supervisor {
             cwds: Mutex::default(),
             meta_ok: Mutex::default(),
             sockopts: Mutex::default(),
+            listeners: Mutex::default(),
+            unix_paths: Vec::new(),
         }
     }
 
@@ -273,6 +286,8 @@ impl Call<'_> {
             "rmdir" => self.unlink(cwd, a[0], libc::AT_REMOVEDIR),
             "truncate" => self.truncate(a[0], a[1] as i64),
             "connect" => self.connect(fd(a[0]), a[1], a[2]),
+            "bind" => self.bind(fd(a[0]), a[1], a[2]),
+            "listen" => self.listen(fd(a[0]), a[1] as i32),
             "setsockopt" => self.setsockopt(fd(a[0]), a[1] as i32, a[2] as i32, a[3], a[4]),
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
             "umask" => self.umask_changes(),

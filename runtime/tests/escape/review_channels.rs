@@ -14,7 +14,7 @@ use crate::escapes;
 
 // ---- finding 4 ----------------------------------------------------------------------
 
-struct Dgram(UnixDatagram);
+pub(super) struct Dgram(UnixDatagram);
 impl Probe for Dgram {
     fn quiet(&self) -> Result<(), String> {
         let mut buf = [0u8; 64];
@@ -26,7 +26,7 @@ impl Probe for Dgram {
 }
 
 /// A host datagram socket at O/dgram.sock, owned by the scenario's user.
-fn dgram_sink(e: &Env) {
+pub(super) fn dgram_sink(e: &Env) {
     let s = UnixDatagram::bind(e.o("dgram.sock")).unwrap();
     s.set_nonblocking(true).unwrap();
     e.own(&e.o("dgram.sock"));

@@ -1,0 +1,73 @@
+//! Landlock mode's connects to loopback: they reach a listener the command made, and
+//! nothing else (not the host's, not another run's). The supervisor asks the kernel which
+//! listener each candidate address would reach ([`crate::sock_diag`]: the lookup an
+//! incoming SYN gets), connects only to one srt made listen for this run, and asks again
+//! once the handshake is done: if the port changed hands in between (the command closed
+//! its listener and a host process took the port), the connection is undone and refused
+//! before the command can send a byte on it. The socket connected is always one of srt's
+//! own, installed at the command's descriptor number only once checked.
+
+use std::net::SocketAddr;
+use std::os::fd::AsFd;
+
+use super::sockets;
+use super::{Call, Outcome};
+use crate::local_addr;
+use crate::net::Route;
+use crate::sock_diag::{self, Listener};
+
+/// How long srt waits for a handshake with the command's own listener.
+const CONNECT_LIMIT_MS: i32 = 10_000;
+
+impl Call<'_> {
+    pub(super) fn connect_local(&self, route: &Route, sockfd: i32, v6: bool, dest: SocketAddr) -> Outcome {
+        let (target, listener) = match self.own_listener(route, dest) {
+            Ok(found) => found,
+            Err(e) => return Outcome::Fail(e),
+        };
+        let Some(to) = local_addr::in_family(target, v6) else { return Outcome::Fail(libc::ENETUNREACH) };
+        // Always a socket of ours, put in the command's place only once checked: while the
+        // command's own socket connected, another of its threads could already write on it.
+        let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| {
+            // bounded: a listener whose backlog is full drops SYNs for as long as it likes
+            super::sys::set_nonblocking(sock.as_fd(), true);
+            let r = sockets::connect_settled(sock.as_fd(), &to, CONNECT_LIMIT_MS);
+            super::sys::set_nonblocking(sock.as_fd(), false);
+            match r {
+                0 if still_listening(target, listener) => 0,
+                0 => {
+                    // dropping our socket would do too; say so to the listener at once
+                    sockets::disconnect(sock.as_fd());
+                    libc::EACCES
+                }
+                e => e,
+            }
+        })
+    }
+
+    /// The first candidate address whose listener srt made for this run. Refused with
+    /// `ECONNREFUSED` where nothing listens (what a client polling for its server expects),
+    /// `EACCES` where someone else's listener is.
+    fn own_listener(&self, route: &Route, dest: SocketAddr) -> Result<(SocketAddr, Listener), i32> {
+        let mut someone_elses = false;
+        for c in local_addr::candidates(&route.local, dest) {
+            match sock_diag::tcp_listener(c) {
+                Ok(Some(l)) if self.sup.listeners.lock().is_ok_and(|o| o.is_own(l.cookie)) => return Ok((c, l)),
+                Ok(Some(_)) => someone_elses = true,
+                Ok(None) => {}
+                Err(e) => {
+                    // without the kernel's answer nothing can be let through
+                    tracing::debug!(%c, "sock_diag lookup failed: {e}");
+                    return Err(libc::EACCES);
+                }
+            }
+        }
+        Err(if someone_elses { libc::EACCES } else { libc::ECONNREFUSED })
+    }
+}
+
+/// Whether `target` still leads to the same listener (after our handshake with it).
+fn still_listening(target: SocketAddr, listener: Listener) -> bool {
+    matches!(sock_diag::tcp_listener(target), Ok(Some(l)) if l.cookie == listener.cookie)
+}
