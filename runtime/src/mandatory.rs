@@ -89,6 +89,12 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
                         continue;
                     }
                     let d = dir.join(&name);
+                    // another user's directory in a shared tree (/tmp): the command, with
+                    // srt's uid, writes there only what its owner opened to everyone, and a
+                    // mount view could not cover what lies inside it
+                    if dir != cwd && !d.starts_with(cwd) && !owned(&d) {
+                        continue;
+                    }
                     git_dir_in(&d, false, out);
                     queue.push_back((d, level + 1));
                 }
@@ -102,6 +108,12 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
         }
     }
     true
+}
+
+fn owned(d: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    d.symlink_metadata().is_ok_and(|m| m.uid() == unsafe { libc::geteuid() })
 }
 
 enum Listing {
