@@ -237,6 +237,14 @@ fn describe(r: &seccomp::Rule) -> String {
                 }
             )
         }
+        Rule::Null { arg, then, otherwise } => format!("{} if arg{arg} is NULL, else {}", a(then), a(otherwise)),
+        Rule::AllOneOf { args, then, otherwise } => {
+            let conds: Vec<String> = args
+                .iter()
+                .map(|(arg, v)| format!("arg{arg} in [{}]", v.iter().map(|x| format!("{x:#x}")).collect::<Vec<_>>().join(", ")))
+                .collect();
+            format!("{} if {}, else {}", a(then), conds.join(" and "), a(otherwise))
+        }
         Rule::UnixPair { any_type: true } => "allow AF_UNIX, else EPERM".to_string(),
         Rule::UnixPair { any_type: false } => {
             "allow AF_UNIX SOCK_STREAM/SOCK_SEQPACKET, else EPERM (datagram pairs reach host sockets)".to_string()

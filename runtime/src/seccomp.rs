@@ -26,6 +26,10 @@ const OFF_ARCH: u32 = 4;
 const fn arg_lo(i: u32) -> u32 {
     16 + 8 * i
 }
+/// High 32 bits of argument `i`: only for whole-pointer checks (NULL).
+const fn arg_hi(i: u32) -> u32 {
+    20 + 8 * i
+}
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +106,20 @@ pub enum Rule {
     Ioctl {
         refuse: Vec<u32>,
         notify: Vec<u32>,
+    },
+    /// `then` when argument `arg` is a NULL pointer (both 32-bit halves zero), else
+    /// `otherwise`.
+    Null {
+        arg: u32,
+        then: Action,
+        otherwise: Action,
+    },
+    /// `then` when each argument of `args` equals one of its values (32-bit compare), else
+    /// `otherwise`.
+    AllOneOf {
+        args: Vec<(u32, Vec<u32>)>,
+        then: Action,
+        otherwise: Action,
     },
     /// `then` when argument `arg` equals one of `values`, else `otherwise`.
     OneOf {
@@ -249,7 +267,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         if opts.mediate_metadata {
             for name in sysno::METADATA {
                 if let Some(nr) = arch.nr(name) {
-                    out.push((*name, nr, Rule::Always(Action::Notify)));
+                    out.push((*name, nr, metadata_rule(name)));
                 }
             }
         }
@@ -264,6 +282,32 @@ fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i6
     let action = if opts.mediate_connect { Action::Notify } else { Action::Errno(libc::EPERM) };
     let names: &[&'static str] = if opts.mediate_connect { &["bind", "listen"] } else { &["listen"] };
     names.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(action)))).collect()
+}
+
+/// Landlock mode's metadata calls go to the supervisor, but for three on an open
+/// descriptor that can neither let another user write a file nor give it a privilege:
+/// `fchmod` without setuid, setgid, sticky or group/other write bits, `fchown` to srt's
+/// own uid and gid (or -1), and `futimens` (`utimensat` with a NULL path). `tar x` makes
+/// all three for every file it writes; a supervisor round trip each would triple its time.
+/// What they can still do is recorded in the README's limits: change the mode (toward
+/// less access), group or times of a file the command can open, also outside
+/// `allowWrite`; no content, no ownership, no privilege.
+fn metadata_rule(name: &str) -> Rule {
+    let notify = Action::Notify;
+    match name {
+        "fchmod" => Rule::AnyBit { arg: 1, mask: 0o7022, then: notify, otherwise: Action::Allow },
+        "fchown" => {
+            // SAFETY: geteuid/getegid cannot fail; srt's ids are the command's.
+            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            Rule::AllOneOf {
+                args: vec![(1, vec![u32::MAX, uid]), (2, vec![u32::MAX, gid])],
+                then: Action::Allow,
+                otherwise: notify,
+            }
+        }
+        "utimensat" => Rule::Null { arg: 1, then: Action::Allow, otherwise: notify },
+        _ => Rule::Always(notify),
+    }
 }
 
 /// asm-generic/ioctls.h: open the peer of a pty master.
@@ -462,6 +506,33 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             b.push(stmt(BPF_RET_K, RET_ALLOW));
             b.push(stmt(BPF_RET_K, eperm));
             b.push(stmt(BPF_RET_K, RET_USER_NOTIF));
+            b
+        }
+        Rule::Null { arg, then, otherwise } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*arg)),
+            jump(BPF_JEQ_K, 0, 0, 2),
+            stmt(BPF_LD_W_ABS, arg_hi(*arg)),
+            jump(BPF_JEQ_K, 0, 1, 0),
+            stmt(BPF_RET_K, otherwise.ret()),
+            stmt(BPF_RET_K, then.ret()),
+        ],
+        Rule::AllOneOf { args, then, otherwise } => {
+            // per argument: ld; one jeq per value to the next argument's block, else to
+            // `otherwise`; after the last block `ret then`, then `ret otherwise`
+            let total: usize = args.iter().map(|(_, v)| 1 + v.len()).sum();
+            let mut b = Vec::with_capacity(total + 2);
+            for (arg, values) in args {
+                let start = b.len();
+                let next = start + 1 + values.len();
+                b.push(stmt(BPF_LD_W_ABS, arg_lo(*arg)));
+                for (i, v) in values.iter().enumerate() {
+                    let at = start + 1 + i;
+                    let no = if i + 1 == values.len() { total + 1 - at - 1 } else { 0 };
+                    b.push(jump(BPF_JEQ_K, *v, (next - at - 1) as u8, no as u8));
+                }
+            }
+            b.push(stmt(BPF_RET_K, then.ret()));
+            b.push(stmt(BPF_RET_K, otherwise.ret()));
             b
         }
         Rule::OneOf { arg, values, then, otherwise } => {

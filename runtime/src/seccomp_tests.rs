@@ -69,6 +69,15 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
             Rule::AnyBitUnless { .. } => RET_ALLOW,
             Rule::TcpOnly { .. } | Rule::UnixPair { .. } => RET_ERRNO | libc::EPERM as u32,
             Rule::Ioctl { .. } => RET_ALLOW,
+            // all-zero arguments: a NULL pointer
+            Rule::Null { then, .. } => then.ret(),
+            Rule::AllOneOf { args, then, otherwise } => {
+                if args.iter().all(|(_, v)| v.contains(&0)) {
+                    then.ret()
+                } else {
+                    otherwise.ret()
+                }
+            }
             Rule::OneOf { values, then, otherwise, .. } => {
                 if values.contains(&0) {
                     then.ret()
@@ -143,8 +152,9 @@ fn host_namespaces_refuse_listen_and_sysv_ipc() {
         assert_eq!(decide(shared, name, [0; 6]), EPERM, "{name}");
         assert_eq!(decide(own, name, [0; 6]), RET_ALLOW, "{name} in namespace mode");
     }
-    assert_eq!(decide(shared, "fchmod", [0; 6]), RET_USER_NOTIF);
-    assert_eq!(decide(own, "fchmod", [0; 6]), RET_ALLOW, "read-only mounts judge metadata");
+    assert_eq!(decide(shared, "fchmod", [0, 0o4755, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(shared, "chmod", [0; 6]), RET_USER_NOTIF);
+    assert_eq!(decide(own, "fchmod", [0, 0o4755, 0, 0, 0, 0]), RET_ALLOW, "read-only mounts judge metadata");
     assert_eq!(decide(own, "mkdirat", [0; 6]), RET_USER_NOTIF);
 }
 
@@ -264,4 +274,29 @@ fn listed_unix_sockets_are_stream_or_seqpacket_only() {
     // allowAllUnixSockets wins
     let all = FilterOptions { tcp: true, mediate_connect: true, unix_listed: true, ..opts(true, true) };
     assert_eq!(decide(all, "socket", [libc::AF_UNIX as u64, libc::SOCK_DGRAM as u64, 0, 0, 0, 0]), RET_ALLOW);
+}
+
+#[test]
+fn descriptor_metadata_that_grants_nothing_is_left_to_the_kernel() {
+    let o = opts(true, false);
+    let (uid, gid) = unsafe { (libc::geteuid() as u64, libc::getegid() as u64) };
+    for mode in [0o644, 0o755, 0o600, 0o700, 0o444, 0o000] {
+        assert_eq!(decide(o, "fchmod", [3, mode, 0, 0, 0, 0]), RET_ALLOW, "fchmod {mode:o}");
+    }
+    for mode in [0o4755, 0o2755, 0o1777, 0o666, 0o664, 0o646, 0o777, 0o4000 | (1 << 32)] {
+        assert_eq!(decide(o, "fchmod", [3, mode, 0, 0, 0, 0]), RET_USER_NOTIF, "fchmod {mode:o}");
+    }
+    let none = u32::MAX as u64;
+    for (u, g) in [(uid, gid), (none, none), (uid, none), (none, gid)] {
+        assert_eq!(decide(o, "fchown", [3, u, g, 0, 0, 0]), RET_ALLOW, "fchown {u} {g}");
+    }
+    for (u, g) in [(uid + 1, gid), (uid, gid + 1), (12345, none), (none, 12345)] {
+        assert_eq!(decide(o, "fchown", [3, u, g, 0, 0, 0]), RET_USER_NOTIF, "fchown {u} {g}");
+    }
+    assert_eq!(decide(o, "utimensat", [3, 0, 0, 0, 0, 0]), RET_ALLOW, "futimens");
+    assert_eq!(decide(o, "utimensat", [3, 0x1000, 0, 0, 0, 0]), RET_USER_NOTIF, "a path");
+    assert_eq!(decide(o, "utimensat", [3, 1 << 32, 0, 0, 0, 0]), RET_USER_NOTIF, "a path whose low half is 0");
+    for name in ["chmod", "fchmodat", "chown", "fchownat", "lchown", "utimes", "fsetxattr"] {
+        assert_eq!(decide(o, name, [3, 0o644, 0, 0, 0, 0]), RET_USER_NOTIF, "{name}");
+    }
 }
