@@ -148,9 +148,11 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
     let mut issues = Vec::new();
     let mut push = |path: String, message: String| issues.push(Issue { path, message });
     let net = &s.network;
+    let other = net.allow_other_protocols.clone().unwrap_or_default();
     for (list, kind, name) in [
         (&net.allowed_domains, ListKind::Allowed, "allowedDomains"),
         (&net.denied_domains, ListKind::Denied, "deniedDomains"),
+        (&other, ListKind::Denied, "allowOtherProtocols"),
     ] {
         for (i, entry) in list.iter().enumerate() {
             if let Err(e) = DomainPattern::parse(entry, kind) {
