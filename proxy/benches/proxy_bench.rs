@@ -1,6 +1,7 @@
 //! Side-by-side proxy benchmark on loopback, one run: srt-proxy against tinyproxy (Debian
-//! package) with an nginx origin (sendfile), reporting ratios against the baselines
-//! measured in the same run. Needs `nginx` and `tinyproxy` (scripts/bench-deps.sh).
+//! package) and srt 0.0.83's own proxy (Node) with an nginx origin (sendfile), reporting
+//! ratios against the baselines measured in the same run. Needs `nginx`, `tinyproxy`,
+//! Node and srt 0.0.83 from npm (scripts/bench-deps.sh; without srt 0.0.83 its row is left out).
 //!
 //!   cargo bench -p srt-proxy --bench proxy_bench
 //!
@@ -123,6 +124,22 @@ fn srt_proxy(dir: &Path, port: u16) -> Kill {
         .unwrap();
     wait_port(port);
     Kill(c)
+}
+
+/// srt 0.0.83's own proxy (`createHttpProxyServer` on Node, allowing every host), where
+/// scripts/bench-deps.sh installed it.
+fn srt_0083(port: u16) -> Option<Kill> {
+    let deps = std::env::var_os("SRT_BENCH_DEPS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-deps"));
+    let script = deps.join("srt-0.0.83/proxy.mjs");
+    if !script.exists() {
+        eprintln!("srt 0.0.83 not installed ({}): run scripts/bench-deps.sh", script.display());
+        return None;
+    }
+    let c = pinned(0, "node").arg(script).arg(port.to_string()).stdout(Stdio::null()).spawn().ok()?;
+    wait_port(port);
+    Some(Kill(c))
 }
 
 fn download_gbit(proxy: Option<u16>, origin: u16) -> f64 {
@@ -279,10 +296,11 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("srt-proxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (origin, srt_port, tiny_port) = (free_port(), free_port(), free_port());
+    let (origin, srt_port, tiny_port, old_port) = (free_port(), free_port(), free_port(), free_port());
     let _nginx = nginx(&dir, origin);
     let srt = srt_proxy(&dir, srt_port);
     let _tiny = tinyproxy(&dir, tiny_port);
+    let old = srt_0083(old_port);
     let srt_pid = srt.0.id();
 
     let idle_rss = rss_mb(srt_pid);
@@ -292,15 +310,20 @@ fn main() {
     // ABABAB so drift hits both; medians of three 4 s rounds each
     let mut srt_rates = Vec::new();
     let mut tiny_rates = Vec::new();
+    let mut old_rates = Vec::new();
     for _ in 0..3 {
         tiny_rates.push(conn_rate(tiny_port, origin, 4));
         srt_rates.push(conn_rate(srt_port, origin, 4));
+        if old.is_some() {
+            old_rates.push(conn_rate(old_port, origin, 4));
+        }
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
     let (rate_srt, rate_tiny) = (med(&mut srt_rates), med(&mut tiny_rates));
+    let rate_old = (!old_rates.is_empty()).then(|| med(&mut old_rates));
     let tunnels = idle_tunnels(srt_port, origin, 1000);
     std::thread::sleep(Duration::from_millis(300));
     let tunnels_rss = rss_mb(srt_pid);
@@ -330,6 +353,15 @@ fn main() {
         rate_tiny,
         rate_srt / rate_tiny
     );
+    if let Some(rate_old) = rate_old {
+        println!(
+            "{:<44} {:>12.0} {:>12.0} {:>10.2}   (target >= 2.50, baseline: srt 0.0.83)",
+            "connect+CONNECT+GET+close per second (32)",
+            rate_srt,
+            rate_old,
+            rate_srt / rate_old
+        );
+    }
     println!("{:<44} {:>10.1} M {:>12} {:>10}   (target <= 8 MB)", "idle RSS", idle_rss, "", "");
     println!("{:<44} {:>10.1} M {:>12} {:>10}   (target <= 40 MB)", "RSS with 1,000 idle tunnels", tunnels_rss, "", "");
     println!("{:<44} {:>9.0} ns {:>12} {:>10}   (target <= 300 ns)", "match against 10,000 patterns", ns, "", "");
