@@ -26,7 +26,7 @@ fn ssh_like() -> u16 {
                 let _ = s.write_all(b"SSH-2.0-srt-test\r\n");
                 let mut line = String::new();
                 let _ = BufReader::new(s.try_clone().unwrap()).read_line(&mut line);
-                let _ = write!(s, "hello {}\n", line.trim_end());
+                let _ = writeln!(s, "hello {}", line.trim_end());
             });
         }
     });
