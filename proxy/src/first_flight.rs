@@ -10,6 +10,26 @@
 //! judged as that, and refused unless it is spelled so that every server reads the same
 //! name. Only bytes no such server reads as TLS or HTTP are "another protocol", and those
 //! pass only where the settings allow them (`network.allowOtherProtocols`).
+//!
+//! What the lenient ends of each family accept, which the rules below follow:
+//! - before a ClientHello: Go's crypto/tls drops warning alerts (up to 16 useless
+//!   records), rustls 0.23 ignores up to 4 warning alerts, BoringSSL up to 4 and up to 32
+//!   empty records, OpenSSL refuses an alert there; an SSL 2.0-format hello (OpenSSL
+//!   still reads one) carries no SNI. So only a handshake record may come first.
+//! - before a request line: nginx, Node's llhttp, HAProxy (`H1_MSG_RQBEFORE`) and Apache
+//!   skip any CR and LF (Envoy's http-parser codec as Node's); Go skips up to four after
+//!   a POST only.
+//!   So empty lines are skipped here and the request after them judged.
+//! - the request line: HAProxy takes any method token and runs of SP/HT, and reads
+//!   `METHOD URI` without a version as HTTP/0.9 (served from the default backend), as do
+//!   nginx and Apache for `GET`; Go takes lowercase methods; none takes a control byte in
+//!   it except Apache's non-default `HttpProtocolOptions Unsafe`. Sizes: Go reads heads of
+//!   1 MiB, Envoy 60 KiB (configurable to 8 MiB), nginx 4 x 8 KiB, Node 16 KiB, HAProxy
+//!   its buffer (16 KiB). So only the exact spelling passes, within 64 KiB.
+//! - headers: Go and HAProxy unfold continuation lines, HAProxy's
+//!   `accept-invalid-http-request` takes non-token names; duplicate Hosts are refused or
+//!   merged. So folding, non-token names and a second Host are refused.
+//!
 //! Pure: the bytes in, a decision out; the relay forwards the same bytes untouched.
 
 use crate::client_hello::{self, Hello};

@@ -158,6 +158,14 @@ print("direct", f.readline().strip()); s.sendall(b"SSH-2.0-OpenSSH_9.2\r\n"); pr
 curl -sS -m 10 -p -x "$HTTPS_PROXY" "telnet://allowed.test:{port}" <<< "SSH-2.0-curl" || echo "curl failed"
 "#
     );
+    for (file, says) in [
+        (&off, "other protocols (neither TLS nor HTTP: SSH, databases, git://): refused (network.allowOtherProtocols"),
+        (&on, &*format!("other protocols (neither TLS nor HTTP: SSH, databases, git://): only to allowed.test:{port}")),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_srt")).arg("explain").arg("-s").arg(file).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(says), "{text}");
+    }
     for nobody in whos(test) {
         for mode in MODES {
             let o = srt(&f, mode, nobody, &off, &script, |_| {});
