@@ -119,6 +119,8 @@ fn srt_proxy(dir: &Path, port: u16) -> Kill {
         .arg("--settings")
         .arg(&s)
         .args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--no-watch"])
+        // the 1,000 idle tunnels below come from one client
+        .args(["--max-pending-per-client", "4096", "--max-tunnels-per-client", "4096"])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
