@@ -42,10 +42,12 @@ use settings_schema::CanonicalHost;
 pub enum Seen {
     Tls(Hello),
     /// An HTTP/1.x request head: the hosts its Host header and absolute-form target name
-    /// (without port); `head_end` is where its blank line starts.
+    /// (without port); `head_end` is where its blank line starts; `strip` the header lines
+    /// that are left out when it is passed on (an h2c upgrade).
     Http {
         names: Vec<String>,
         head_end: usize,
+        strip: Vec<std::ops::Range<usize>>,
     },
     /// Neither TLS nor HTTP as any server reads them (SSH, databases, git://): carries no
     /// name the gate can check.
@@ -153,6 +155,7 @@ fn next_line(buf: &[u8], at: usize) -> Option<Result<(&[u8], usize), &'static st
 /// spelling (lowercase method, tabs, HTTP/1.2, HTTP/2's preface, `Host :`) could be read by
 /// some server as a request naming a host we did not judge, so it is refused.
 fn http_head(buf: &[u8], start: usize) -> Seen {
+    // each line with where it starts and where the next one does
     let mut lines = Vec::new();
     let mut at = start;
     let head_end = loop {
@@ -167,12 +170,12 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
                 if line.is_empty() {
                     break at;
                 }
-                lines.push(line);
+                lines.push((line, at..next));
                 at = next;
             }
         }
     };
-    let request_line = lines.first().copied().unwrap_or_default();
+    let request_line = lines.first().map(|l| l.0).unwrap_or_default();
     let parts: Vec<&[u8]> = request_line.split(|&c| c == b' ').collect();
     let [method, target, version] = parts[..] else {
         return Seen::Malformed("HTTP request line is not METHOD SP target SP version");
@@ -203,7 +206,8 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
     }
     let mut host_seen = false;
     let (mut chunked, mut length) = (false, false);
-    for line in &lines[1..] {
+    let mut strip = Vec::new();
+    for (line, span) in &lines[1..] {
         if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
             return Seen::Malformed("a folded HTTP header line");
         }
@@ -219,14 +223,15 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
             return Seen::Malformed("control bytes in an HTTP header value");
         }
         let value = trim(value);
-        if name.eq_ignore_ascii_case(b"upgrade")
-            && value.split(|&c| c == b',').any(|p| !trim(p).eq_ignore_ascii_case(b"websocket"))
+        // h2c (and RFC 2817's TLS) would turn the tunnel into streams that name hosts anew:
+        // such an Upgrade is left out, and the server answers in HTTP/1.1 (Java's
+        // HttpClient offers h2c on every plain request and carries on without it)
+        if (name.eq_ignore_ascii_case(b"upgrade")
+            && value.split(|&c| c == b',').any(|p| !trim(p).eq_ignore_ascii_case(b"websocket")))
+            || name.eq_ignore_ascii_case(b"http2-settings")
         {
-            // h2c (and RFC 2817's TLS) turn the tunnel into streams that name hosts anew
-            return Seen::Malformed("an Upgrade to a protocol other than WebSocket");
-        }
-        if name.eq_ignore_ascii_case(b"http2-settings") {
-            return Seen::Malformed("an HTTP/2 upgrade");
+            strip.push(span.clone());
+            continue;
         }
         chunked |= name.eq_ignore_ascii_case(b"transfer-encoding");
         length |= name.eq_ignore_ascii_case(b"content-length");
@@ -250,7 +255,7 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
         // the front and its backends may frame the body differently
         return Seen::Malformed("both Transfer-Encoding and Content-Length");
     }
-    Seen::Http { names, head_end }
+    Seen::Http { names, head_end, strip }
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -259,11 +264,17 @@ fn trim(v: &[u8]) -> &[u8] {
     &v[s..e.max(s)]
 }
 
-/// The request with `Connection: close` added as its last header: the server answers it
-/// and closes, so no second request (with another Host) rides the same judged tunnel.
-pub fn one_request_only(buf: &[u8], head_end: usize) -> Vec<u8> {
+/// The request with `Connection: close` added as its last header (and the `strip` lines
+/// left out): the server answers it and closes, so no second request (with another Host)
+/// rides the same judged tunnel.
+pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(buf.len() + 19);
-    out.extend_from_slice(&buf[..head_end]);
+    let mut from = 0;
+    for r in strip {
+        out.extend_from_slice(&buf[from..r.start]);
+        from = r.end;
+    }
+    out.extend_from_slice(&buf[from..head_end]);
     out.extend_from_slice(b"Connection: close\r\n");
     out.extend_from_slice(&buf[head_end..]);
     out
@@ -371,7 +382,7 @@ pub fn gate(target: &Target, policy: &Policy, buf: &[u8], last_chance: bool) -> 
     }
     match judge(target, &seen, policy) {
         Ok(()) => match seen {
-            Seen::Http { head_end, .. } => Gate::PassWith(one_request_only(buf, head_end)),
+            Seen::Http { head_end, strip, .. } => Gate::PassWith(one_request_only(buf, head_end, &strip)),
             _ => Gate::Pass,
         },
         Err(r) => {

@@ -28,7 +28,7 @@ fn tls(name: Option<&str>, encrypted: bool) -> Seen {
 }
 
 fn http(names: &[&str], head_end: usize) -> Seen {
-    Seen::Http { names: names.iter().map(|n| n.to_string()).collect(), head_end }
+    Seen::Http { names: names.iter().map(|n| n.to_string()).collect(), head_end, strip: Vec::new() }
 }
 
 /// `classify` of a request head, with its blank line where it is.
@@ -213,15 +213,25 @@ fn tricky_header_spellings_are_refused() {
         b"GET / HTTP/1.1\r\nHost: allowed.test\r\n evil.test\r\n\r\n",
         b"GET / HTTP/1.1\r\nHost: allowed.test\r\nX: a\rHost: evil.test\r\n\r\n",
         b"GET / HTTP/1.1\r\nHost: allowed.test\x00evil.test\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: TLS/1.0\r\n\r\n",
         b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n",
         b"GET /\x01 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
     ] {
         assert!(matches!(classify(bad), Seen::Malformed(_)), "{:?}", String::from_utf8_lossy(bad));
     }
     let ws = b"GET /ws HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
-    assert!(matches!(classify(ws), Seen::Http { .. }));
+    assert!(matches!(classify(ws), Seen::Http { strip, .. } if strip.is_empty()));
+    // h2c and TLS upgrades would open streams naming hosts anew: left out, the request passes
+    let p = policy(&["allowed.test"]);
+    let h2c = b"GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\nAccept: */*\r\n\r\nbody";
+    match gate(&t("allowed.test:80"), &p, h2c, false) {
+        crate::tunnel::Gate::PassWith(out) => assert_eq!(
+            String::from_utf8_lossy(&out),
+            "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nAccept: */*\r\nConnection: close\r\n\r\nbody"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let tls = b"GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket, TLS/1.0\r\n\r\n";
+    assert!(matches!(classify(tls), Seen::Http { strip, .. } if strip.len() == 1));
 }
 
 #[test]
