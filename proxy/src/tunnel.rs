@@ -181,6 +181,18 @@ pub async fn relay_gated<A: SpliceStream, B: SpliceStream, P: Send>(
                     }
                 }
             }
+            // wait before allocating, so a tunnel waiting for its first flight holds no buffer
+            match tokio::time::timeout_at(deadline, client.io(Interest::READABLE, || Ok(()))).await {
+                Err(_) => {
+                    timed_out = true;
+                    continue;
+                }
+                Ok(Err(e)) => {
+                    shutdown_both(client, upstream);
+                    return Err(Gated::Io(e));
+                }
+                Ok(Ok(())) => {}
+            }
             let mut chunk = vec![0u8; COPY_BUF];
             let read = client.io(Interest::READABLE, || read_fd(client.as_raw_fd(), &mut chunk));
             let n = match tokio::time::timeout_at(deadline, read).await {
