@@ -4,10 +4,12 @@
 //! Node and srt 0.0.83 from npm (scripts/bench-deps.sh; without srt 0.0.83 its row is left out).
 //!
 //!   cargo bench -p srt-proxy --bench proxy_bench
+//!   SRT_BENCH_PREVIOUS=/path/to/other/srt-proxy cargo bench ...   # also that build, interleaved
 //!
 //! 1. 1 GiB download: direct vs CONNECT through each proxy (curl -p), median of 3.
-//! 2. Connection rate: 32 concurrent clients for 5 s, each doing connect, CONNECT,
-//!    GET /small, read to EOF, close.
+//! 2. Connection rate: 32 concurrent clients for 4 s, each doing connect, CONNECT,
+//!    GET /small, read to EOF, close; five rounds per proxy, interleaved, with the
+//!    proxy's own CPU time per connection.
 //! 3. RSS of srt-proxy idle and with 1,000 idle tunnels open.
 //! 4. Matching a host against 10,000 patterns.
 
@@ -113,19 +115,31 @@ fn tinyproxy(dir: &Path, port: u16) -> Kill {
 }
 
 fn srt_proxy(dir: &Path, port: u16) -> Kill {
-    let s = dir.join("srt-settings.json");
-    std::fs::write(&s, r#"{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#).unwrap();
-    let c = pinned(0, env!("CARGO_BIN_EXE_srt-proxy"))
-        .arg("--settings")
-        .arg(&s)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--no-watch"])
+    let c = srt_proxy_command(dir, env!("CARGO_BIN_EXE_srt-proxy"), port)
         // the 1,000 idle tunnels below come from one client
         .args(["--max-pending-per-client", "4096", "--max-tunnels-per-client", "4096"])
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_port(port);
     Kill(c)
+}
+
+fn srt_proxy_command(dir: &Path, bin: &str, port: u16) -> Command {
+    let s = dir.join("srt-settings.json");
+    std::fs::write(&s, r#"{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#).unwrap();
+    let mut c = pinned(0, bin);
+    c.arg("--settings").arg(&s);
+    c.args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--no-watch"]).stderr(Stdio::null());
+    c
+}
+
+/// Another build of srt-proxy (`SRT_BENCH_PREVIOUS=path`, e.g. main's), measured beside
+/// this one to show what a change costs.
+fn previous(dir: &Path, port: u16) -> Option<Kill> {
+    let bin = std::env::var("SRT_BENCH_PREVIOUS").ok()?;
+    let c = srt_proxy_command(dir, &bin, port).spawn().unwrap();
+    wait_port(port);
+    Some(Kill(c))
 }
 
 /// srt 0.0.83's own proxy (`createHttpProxyServer` on Node, allowing every host), where
@@ -319,11 +333,13 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("srt-proxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (origin, srt_port, tiny_port, old_port) = (free_port(), free_port(), free_port(), free_port());
+    let (origin, srt_port, tiny_port, old_port, prev_port) =
+        (free_port(), free_port(), free_port(), free_port(), free_port());
     let _nginx = nginx(&dir, origin);
     let srt = srt_proxy(&dir, srt_port);
     let tiny = tinyproxy(&dir, tiny_port);
     let old = srt_0083(old_port);
+    let prev = previous(&dir, prev_port);
     let srt_pid = srt.0.id();
 
     let idle_rss = rss_mb(srt_pid);
@@ -334,7 +350,11 @@ fn main() {
     let mut srt_rates = Vec::new();
     let mut tiny_rates = Vec::new();
     let mut old_rates = Vec::new();
+    let mut prev_rates = Vec::new();
     for _ in 0..5 {
+        if let Some(prev) = &prev {
+            prev_rates.push(round(prev.0.id(), prev_port, origin, 4));
+        }
         tiny_rates.push(round(tiny.0.id(), tiny_port, origin, 4));
         srt_rates.push(round(srt_pid, srt_port, origin, 4));
         if let Some(old) = &old {
@@ -350,6 +370,7 @@ fn main() {
     let (rate_srt, rate_tiny) = (med(&srt_rates, false), med(&tiny_rates, false));
     let (cpu_srt, cpu_tiny) = (med(&srt_rates, true), med(&tiny_rates, true));
     let rate_old = (!old_rates.is_empty()).then(|| (med(&old_rates, false), med(&old_rates, true)));
+    let rate_prev = (!prev_rates.is_empty()).then(|| (med(&prev_rates, false), med(&prev_rates, true)));
     let tunnels = idle_tunnels(srt_port, origin, 1000);
     std::thread::sleep(Duration::from_millis(300));
     let tunnels_rss = rss_mb(srt_pid);
@@ -400,6 +421,22 @@ fn main() {
             cpu_srt,
             cpu_old,
             cpu_old / cpu_srt
+        );
+    }
+    if let Some((rate_prev, cpu_prev)) = rate_prev {
+        println!(
+            "{:<44} {:>12.0} {:>12.0} {:>10.2}   (baseline: SRT_BENCH_PREVIOUS)",
+            "connect+CONNECT+GET+close per second (32)",
+            rate_srt,
+            rate_prev,
+            rate_srt / rate_prev
+        );
+        println!(
+            "{:<44} {:>10.0}us {:>10.0}us {:>10.2}   (baseline / srt-proxy, baseline: SRT_BENCH_PREVIOUS)",
+            "proxy CPU per connection",
+            cpu_srt,
+            cpu_prev,
+            cpu_prev / cpu_srt
         );
     }
     println!("{:<44} {:>10.1} M {:>12} {:>10}   (target <= 8 MB)", "idle RSS", idle_rss, "", "");
