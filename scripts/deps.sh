@@ -2,9 +2,10 @@
 # Installs the system tools the test suite drives (idempotent; needs root or sudo for apt).
 set -euo pipefail
 need=()
-for tool in curl python3 setsid truncate ps git chattr go nginx node; do
+for tool in curl python3 setsid truncate ps git chattr go node; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 [ -x /usr/bin/python3 ] || need+=(python3)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
