@@ -18,14 +18,9 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(
     pending: Option<crate::clients::Held>,
 ) -> Result<Moved, Gated> {
     let limits = &shared.limits;
-    tunnel::relay_gated(
-        client,
-        upstream,
-        limits.idle_timeout,
-        limits.first_flight_timeout,
-        first,
-        pending,
-        |buf, last_chance| first_flight::gate(target, &shared.policy.load(), buf, last_chance),
-    )
+    let first_flight = shared.policy.load().first_flight.unwrap_or(limits.first_flight_timeout);
+    tunnel::relay_gated(client, upstream, limits.idle_timeout, first_flight, first, pending, |buf, last_chance| {
+        first_flight::gate(target, &shared.policy.load(), buf, last_chance)
+    })
     .await
 }

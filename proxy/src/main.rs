@@ -58,7 +58,7 @@ struct Cli {
     max_connections: usize,
     /// Seconds a tunnel's client has to send its first bytes (a TLS ClientHello, an HTTP
     /// request head, or another protocol's opening where allowOtherProtocols allows it);
-    /// then the tunnel is closed.
+    /// then the tunnel is closed. The settings' network.firstFlightTimeout wins.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     first_flight_timeout: u64,
     /// Most tunnels one client (source address; all of a Unix listener's clients count as

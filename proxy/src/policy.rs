@@ -23,6 +23,8 @@ pub struct Policy {
     /// `allowOtherProtocols`: targets whose tunnels may carry bytes that are neither TLS
     /// nor HTTP (SSH, databases, git://), which name no host the gate could check.
     other: DomainSet,
+    /// `firstFlightTimeout`, when the settings give one (else the proxy's own limit).
+    pub first_flight: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +66,7 @@ impl Policy {
                 .collect::<Result<_, _>>()?,
             nameless_tls: n.allow_tls_without_sni.unwrap_or(false),
             other: DomainSet::compile(n.allow_other_protocols.as_deref().unwrap_or_default(), ListKind::Denied)?,
+            first_flight: n.first_flight_timeout.map(std::time::Duration::from_secs),
         })
     }
 

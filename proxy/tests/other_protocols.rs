@@ -3,7 +3,8 @@
 //! banner exchange) and client-first (a PostgreSQL-like binary opening) alike, and are
 //! refused elsewhere with a reason the log and the metrics name. And one client of a
 //! shared srt-proxy holding 2,000 idle tunnels under `ulimit -n 1024` does not keep
-//! another client from being served.
+//! another client from being served; a tunnel whose client stays silent is closed after
+//! the first-flight timeout.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -238,4 +239,32 @@ fn a_client_holding_idle_tunnels_does_not_starve_another() {
         ok = status(&mut s).starts_with("HTTP/1.1 200");
     }
     assert!(ok, "slots are given back when tunnels close");
+}
+
+#[test]
+fn a_silent_tunnel_is_closed_after_the_first_flight_timeout() {
+    let origin = Origin::start();
+    let text = settings(&["allowed.test"], &[]).replacen(
+        "\"allowedDomains\"",
+        "\"firstFlightTimeout\": 1, \"allowedDomains\"",
+        1,
+    );
+    let p = Proxy::start(&text, &["--resolve", "allowed.test:*:127.0.0.1", "--first-flight-timeout", "600"]);
+    let mut s = connect(&p, origin.port, None);
+    assert!(status(&mut s).starts_with("HTTP/1.1 200"));
+    let start = std::time::Instant::now();
+    let mut b = [0u8; 16];
+    assert_eq!(s.read(&mut b).unwrap_or(0), 0, "closed");
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(5), "the settings' 1 s wins: {took:?}");
+    p.wait_log(&["\"reason\":\"first-flight-timeout\"", "\"allow\":false"]);
+    // a partial request head is refused when the time is up, never passed
+    let mut s = connect(&p, origin.port, None);
+    assert!(status(&mut s).starts_with("HTTP/1.1 200"));
+    s.write_all(b"GET /small HTTP/1.1\r\nHost: allowed.test\r\n").unwrap();
+    let mut got = String::new();
+    let _ = s.read_to_string(&mut got);
+    assert!(!got.contains("origin-ok"), "{got}");
+    p.wait_log(&["\"reason\":\"first-flight-incomplete\""]);
+    assert!(origin.heads.lock().unwrap().is_empty(), "nothing reached the origin");
 }

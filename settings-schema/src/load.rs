@@ -160,6 +160,9 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
             }
         }
     }
+    if let Some(t) = net.first_flight_timeout.filter(|t| !(1..=3600).contains(t)) {
+        push("network.firstFlightTimeout".into(), format!("{t} is not between 1 and 3600 seconds"));
+    }
     if let Some(reasons) = &net.denied_domain_reasons {
         for (k, v) in reasons {
             if !net.denied_domains.contains(k) {

@@ -115,6 +115,11 @@ pub struct Network {
     /// for git over ssh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_other_protocols: Option<Vec<String>>,
+    /// srt-rs: seconds (1-3600) a tunnel's client has to send its first bytes (a TLS
+    /// ClientHello, an HTTP request head, another protocol's opening) before the tunnel
+    /// is closed. Default 30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_flight_timeout: Option<u64>,
     /// srt-rs: clients that ignore the proxy variables still reach allowed hosts: the
     /// command's DNS is answered by srt and its direct connections go through the proxy.
     /// Default true; `false` leaves only the proxy variables.
