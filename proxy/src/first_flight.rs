@@ -43,11 +43,13 @@ pub enum Seen {
     Tls(Hello),
     /// An HTTP/1.x request head: the hosts its Host header and absolute-form target name
     /// (without port); `head_end` is where its blank line starts; `strip` the header lines
-    /// that are left out when it is passed on (an h2c upgrade).
+    /// that are left out when it is passed on (an h2c upgrade, the Connection headers);
+    /// `connection` the client's Connection tokens kept beside `close` (`Upgrade`).
     Http {
         names: Vec<String>,
         head_end: usize,
         strip: Vec<std::ops::Range<usize>>,
+        connection: Vec<String>,
     },
     /// Neither TLS nor HTTP as any server reads them (SSH, databases, git://): carries no
     /// name the gate can check.
@@ -207,6 +209,7 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
     let mut host_seen = false;
     let (mut chunked, mut length) = (false, false);
     let mut strip = Vec::new();
+    let mut keep = Vec::new();
     for (line, span) in &lines[1..] {
         if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
             return Seen::Malformed("a folded HTTP header line");
@@ -233,6 +236,18 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
             strip.push(span.clone());
             continue;
         }
+        // the client's Connection headers give way to one the gate writes: a server that
+        // read only the first (or the last) would otherwise keep the tunnel alive
+        if name.eq_ignore_ascii_case(b"connection") {
+            for token in value.split(|&c| c == b',').map(trim) {
+                let plain = !token.is_empty() && token.iter().all(|&c| tchar(c));
+                if plain && !token.eq_ignore_ascii_case(b"keep-alive") && !token.eq_ignore_ascii_case(b"close") {
+                    keep.push(String::from_utf8_lossy(token).into_owned());
+                }
+            }
+            strip.push(span.clone());
+            continue;
+        }
         chunked |= name.eq_ignore_ascii_case(b"transfer-encoding");
         length |= name.eq_ignore_ascii_case(b"content-length");
         if !name.eq_ignore_ascii_case(b"host") {
@@ -255,7 +270,7 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
         // the front and its backends may frame the body differently
         return Seen::Malformed("both Transfer-Encoding and Content-Length");
     }
-    Seen::Http { names, head_end, strip }
+    Seen::Http { names, head_end, strip, connection: keep }
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -264,18 +279,23 @@ fn trim(v: &[u8]) -> &[u8] {
     &v[s..e.max(s)]
 }
 
-/// The request with `Connection: close` added as its last header (and the `strip` lines
-/// left out): the server answers it and closes, so no second request (with another Host)
-/// rides the same judged tunnel.
-pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(buf.len() + 19);
+/// The request with the `strip` lines left out and one `Connection: close` header (with
+/// the client's other tokens, `keep`) as its last: the server answers it and closes, so no
+/// second request (with another Host) rides the same judged tunnel.
+pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>], keep: &[String]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(buf.len() + 32);
     let mut from = 0;
     for r in strip {
         out.extend_from_slice(&buf[from..r.start]);
         from = r.end;
     }
     out.extend_from_slice(&buf[from..head_end]);
-    out.extend_from_slice(b"Connection: close\r\n");
+    out.extend_from_slice(b"Connection: close");
+    for t in keep {
+        out.extend_from_slice(b", ");
+        out.extend_from_slice(t.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&buf[head_end..]);
     out
 }
@@ -382,7 +402,9 @@ pub fn gate(target: &Target, policy: &Policy, buf: &[u8], last_chance: bool) -> 
     }
     match judge(target, &seen, policy) {
         Ok(()) => match seen {
-            Seen::Http { head_end, strip, .. } => Gate::PassWith(one_request_only(buf, head_end, &strip)),
+            Seen::Http { head_end, strip, connection, .. } => {
+                Gate::PassWith(one_request_only(buf, head_end, &strip, &connection))
+            }
             _ => Gate::Pass,
         },
         Err(r) => {
