@@ -89,13 +89,16 @@ impl VhostTls {
                     let name = tls.conn.server_name().unwrap_or("-").to_string();
                     served.lock().unwrap().push(name.clone());
                     let body = format!("vhost={name}\n");
-                    let _ = write!(
-                        tls,
-                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
+                    let reply =
+                        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                    let _ = tls.write_all(reply.as_bytes());
                     tls.conn.send_close_notify();
                     let _ = tls.flush();
+                    // end with a FIN after reading what the client still sends: closing with
+                    // unread bytes would be a reset, which can discard the answer in flight
+                    let _ = tls.sock.shutdown(std::net::Shutdown::Write);
+                    let _ = tls.sock.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                    let _ = std::io::copy(&mut tls.sock, &mut std::io::sink());
                 });
             }
         });
