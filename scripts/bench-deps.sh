@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # Peers and origin for the proxy benchmark (cargo bench -p srt-proxy --bench proxy_bench).
 set -euo pipefail
-if command -v nginx >/dev/null && command -v tinyproxy >/dev/null; then exit 0; fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# srt 0.0.83's proxy (createHttpProxyServer on Node), the baseline for the connection rate
+deps="$(cd "$(dirname "$0")/.." && pwd)/target/bench-deps/srt-0.0.83"
+if [ ! -e "$deps/node_modules/@anthropic-ai/sandbox-runtime" ]; then
+  command -v node >/dev/null || { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+  mkdir -p "$deps"
+  (cd "$deps" && npm install --no-audit --no-fund --silent @anthropic-ai/sandbox-runtime@0.0.83 >/dev/null)
+fi
+cat > "$deps/proxy.mjs" <<'EOF'
+import { createHttpProxyServer } from "@anthropic-ai/sandbox-runtime/dist/sandbox/http-proxy.js";
+const s = createHttpProxyServer({ filter: () => true });
+s.listen(Number(process.argv[2]), "127.0.0.1");
+EOF
+if command -v nginx >/dev/null && command -v tinyproxy >/dev/null; then exit 0; fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light tinyproxy util-linux >/dev/null
 # the packages start system services we do not want competing with the benchmark

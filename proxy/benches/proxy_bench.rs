@@ -1,12 +1,15 @@
 //! Side-by-side proxy benchmark on loopback, one run: srt-proxy against tinyproxy (Debian
-//! package) with an nginx origin (sendfile), reporting ratios against the baselines
-//! measured in the same run. Needs `nginx` and `tinyproxy` (scripts/bench-deps.sh).
+//! package) and srt 0.0.83's own proxy (Node) with an nginx origin (sendfile), reporting
+//! ratios against the baselines measured in the same run. Needs `nginx`, `tinyproxy`,
+//! Node and srt 0.0.83 from npm (scripts/bench-deps.sh; without srt 0.0.83 its row is left out).
 //!
 //!   cargo bench -p srt-proxy --bench proxy_bench
+//!   SRT_BENCH_PREVIOUS=/path/to/other/srt-proxy cargo bench ...   # also that build, interleaved
 //!
 //! 1. 1 GiB download: direct vs CONNECT through each proxy (curl -p), median of 3.
-//! 2. Connection rate: 32 concurrent clients for 5 s, each doing connect, CONNECT,
-//!    GET /small, read to EOF, close.
+//! 2. Connection rate: 32 concurrent clients for 4 s, each doing connect, CONNECT,
+//!    GET /small, read to EOF, close; five rounds per proxy, interleaved, with the
+//!    proxy's own CPU time per connection.
 //! 3. RSS of srt-proxy idle and with 1,000 idle tunnels open.
 //! 4. Matching a host against 10,000 patterns.
 
@@ -112,17 +115,47 @@ fn tinyproxy(dir: &Path, port: u16) -> Kill {
 }
 
 fn srt_proxy(dir: &Path, port: u16) -> Kill {
-    let s = dir.join("srt-settings.json");
-    std::fs::write(&s, r#"{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#).unwrap();
-    let c = pinned(0, env!("CARGO_BIN_EXE_srt-proxy"))
-        .arg("--settings")
-        .arg(&s)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--no-watch"])
-        .stderr(Stdio::null())
+    let c = srt_proxy_command(dir, env!("CARGO_BIN_EXE_srt-proxy"), port)
+        // the 1,000 idle tunnels below come from one client
+        .args(["--max-pending-per-client", "4096", "--max-tunnels-per-client", "4096"])
         .spawn()
         .unwrap();
     wait_port(port);
     Kill(c)
+}
+
+fn srt_proxy_command(dir: &Path, bin: &str, port: u16) -> Command {
+    let s = dir.join("srt-settings.json");
+    std::fs::write(&s, r#"{"network":{"allowedDomains":["127.0.0.1"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}"#).unwrap();
+    let mut c = pinned(0, bin);
+    c.arg("--settings").arg(&s);
+    c.args(["--listen", &format!("127.0.0.1:{port}"), "--no-auth", "--no-watch"]).stderr(Stdio::null());
+    c
+}
+
+/// Another build of srt-proxy (`SRT_BENCH_PREVIOUS=path`, e.g. main's), measured beside
+/// this one to show what a change costs.
+fn previous(dir: &Path, port: u16) -> Option<Kill> {
+    let bin = std::env::var("SRT_BENCH_PREVIOUS").ok()?;
+    let c = srt_proxy_command(dir, &bin, port).spawn().unwrap();
+    wait_port(port);
+    Some(Kill(c))
+}
+
+/// srt 0.0.83's own proxy (`createHttpProxyServer` on Node, allowing every host), where
+/// scripts/bench-deps.sh installed it.
+fn srt_0083(port: u16) -> Option<Kill> {
+    let deps = std::env::var_os("SRT_BENCH_DEPS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-deps"));
+    let script = deps.join("srt-0.0.83/proxy.mjs");
+    if !script.exists() {
+        eprintln!("srt 0.0.83 not installed ({}): run scripts/bench-deps.sh", script.display());
+        return None;
+    }
+    let c = pinned(0, "node").arg(script).arg(port.to_string()).stdout(Stdio::null()).spawn().ok()?;
+    wait_port(port);
+    Some(Kill(c))
 }
 
 fn download_gbit(proxy: Option<u16>, origin: u16) -> f64 {
@@ -205,6 +238,27 @@ fn conn_rate(proxy: u16, origin: u16, secs: u64) -> f64 {
     })
 }
 
+/// CPU seconds (user + system, all threads) `pid` has used so far.
+fn cpu_secs(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // fields after the command name (which may hold spaces): utime and stime are 14 and 15
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / tick
+}
+
+/// A connection-rate round against the proxy `pid` listens for: (connections/s, proxy
+/// CPU microseconds per connection). CPU per connection is the steadier figure on a
+/// machine other jobs share: it counts only what the proxy itself spent.
+fn round(pid: u32, proxy: u16, origin: u16, secs: u64) -> (f64, f64) {
+    let before = cpu_secs(pid);
+    let rate = conn_rate(proxy, origin, secs);
+    let cpu = cpu_secs(pid) - before;
+    (rate, cpu * 1e6 / (rate * secs as f64).max(1.0))
+}
+
 fn rss_mb(pid: u32) -> f64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb: f64 = s
@@ -279,28 +333,44 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("srt-proxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (origin, srt_port, tiny_port) = (free_port(), free_port(), free_port());
+    let (origin, srt_port, tiny_port, old_port, prev_port) =
+        (free_port(), free_port(), free_port(), free_port(), free_port());
     let _nginx = nginx(&dir, origin);
     let srt = srt_proxy(&dir, srt_port);
-    let _tiny = tinyproxy(&dir, tiny_port);
+    let tiny = tinyproxy(&dir, tiny_port);
+    let old = srt_0083(old_port);
+    let prev = previous(&dir, prev_port);
     let srt_pid = srt.0.id();
 
     let idle_rss = rss_mb(srt_pid);
     let direct = download_gbit(None, origin);
     let thr_srt = download_gbit(Some(srt_port), origin);
     let thr_tiny = download_gbit(Some(tiny_port), origin);
-    // ABABAB so drift hits both; medians of three 4 s rounds each
+    // ABCABC so drift hits all; medians of five 4 s rounds each
     let mut srt_rates = Vec::new();
     let mut tiny_rates = Vec::new();
-    for _ in 0..3 {
-        tiny_rates.push(conn_rate(tiny_port, origin, 4));
-        srt_rates.push(conn_rate(srt_port, origin, 4));
+    let mut old_rates = Vec::new();
+    let mut prev_rates = Vec::new();
+    for _ in 0..5 {
+        if let Some(prev) = &prev {
+            prev_rates.push(round(prev.0.id(), prev_port, origin, 4));
+        }
+        tiny_rates.push(round(tiny.0.id(), tiny_port, origin, 4));
+        srt_rates.push(round(srt_pid, srt_port, origin, 4));
+        if let Some(old) = &old {
+            old_rates.push(round(old.0.id(), old_port, origin, 4));
+        }
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
+    // medians of the rates and of the CPU costs, each on its own
+    let med = |v: &[(f64, f64)], cpu: bool| {
+        let mut x: Vec<f64> = v.iter().map(|r| if cpu { r.1 } else { r.0 }).collect();
+        x.sort_by(|a, b| a.total_cmp(b));
+        x[x.len() / 2]
     };
-    let (rate_srt, rate_tiny) = (med(&mut srt_rates), med(&mut tiny_rates));
+    let (rate_srt, rate_tiny) = (med(&srt_rates, false), med(&tiny_rates, false));
+    let (cpu_srt, cpu_tiny) = (med(&srt_rates, true), med(&tiny_rates, true));
+    let rate_old = (!old_rates.is_empty()).then(|| (med(&old_rates, false), med(&old_rates, true)));
+    let rate_prev = (!prev_rates.is_empty()).then(|| (med(&prev_rates, false), med(&prev_rates, true)));
     let tunnels = idle_tunnels(srt_port, origin, 1000);
     std::thread::sleep(Duration::from_millis(300));
     let tunnels_rss = rss_mb(srt_pid);
@@ -330,6 +400,45 @@ fn main() {
         rate_tiny,
         rate_srt / rate_tiny
     );
+    println!(
+        "{:<44} {:>10.0}us {:>10.0}us {:>10.2}   (baseline / srt-proxy, baseline: tinyproxy)",
+        "proxy CPU per connection",
+        cpu_srt,
+        cpu_tiny,
+        cpu_tiny / cpu_srt
+    );
+    if let Some((rate_old, cpu_old)) = rate_old {
+        println!(
+            "{:<44} {:>12.0} {:>12.0} {:>10.2}   (target >= 2.50, baseline: srt 0.0.83)",
+            "connect+CONNECT+GET+close per second (32)",
+            rate_srt,
+            rate_old,
+            rate_srt / rate_old
+        );
+        println!(
+            "{:<44} {:>10.0}us {:>10.0}us {:>10.2}   (baseline / srt-proxy, baseline: srt 0.0.83)",
+            "proxy CPU per connection",
+            cpu_srt,
+            cpu_old,
+            cpu_old / cpu_srt
+        );
+    }
+    if let Some((rate_prev, cpu_prev)) = rate_prev {
+        println!(
+            "{:<44} {:>12.0} {:>12.0} {:>10.2}   (baseline: SRT_BENCH_PREVIOUS)",
+            "connect+CONNECT+GET+close per second (32)",
+            rate_srt,
+            rate_prev,
+            rate_srt / rate_prev
+        );
+        println!(
+            "{:<44} {:>10.0}us {:>10.0}us {:>10.2}   (baseline / srt-proxy, baseline: SRT_BENCH_PREVIOUS)",
+            "proxy CPU per connection",
+            cpu_srt,
+            cpu_prev,
+            cpu_prev / cpu_srt
+        );
+    }
     println!("{:<44} {:>10.1} M {:>12} {:>10}   (target <= 8 MB)", "idle RSS", idle_rss, "", "");
     println!("{:<44} {:>10.1} M {:>12} {:>10}   (target <= 40 MB)", "RSS with 1,000 idle tunnels", tunnels_rss, "", "");
     println!("{:<44} {:>9.0} ns {:>12} {:>10}   (target <= 300 ns)", "match against 10,000 patterns", ns, "", "");

@@ -7,18 +7,20 @@ use crate::target::Target;
 use crate::tunnel::{self, Gated, Moved, SpliceStream};
 
 /// Relays `client` <-> `upstream` for a tunnel allowed for `target`; `first` holds bytes
-/// the client already sent. The policy is read when the first bytes arrive, so a reload
-/// in between counts.
+/// the client already sent; `pending` is the client's count of undecided tunnels. The
+/// policy is read when the first bytes arrive, so a reload in between counts.
 pub async fn relay<A: SpliceStream, B: SpliceStream>(
     shared: &Shared,
     target: &Target,
     client: &A,
     upstream: &B,
     first: Vec<u8>,
+    pending: Option<crate::clients::Held>,
 ) -> Result<Moved, Gated> {
-    tunnel::relay_gated(client, upstream, shared.limits.idle_timeout, first, |buf, last_chance| {
-        let policy = shared.policy.load();
-        first_flight::gate(target, &policy, policy.nameless_tls, buf, last_chance)
+    let limits = &shared.limits;
+    let first_flight = shared.policy.load().first_flight.unwrap_or(limits.first_flight_timeout);
+    tunnel::relay_gated(client, upstream, limits.idle_timeout, first_flight, first, pending, |buf, last_chance| {
+        first_flight::gate(target, &shared.policy.load(), buf, last_chance)
     })
     .await
 }

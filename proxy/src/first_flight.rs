@@ -3,6 +3,33 @@
 //! name behind a transparent connection's address), but a TLS client says which site it
 //! wants in the ClientHello's SNI and an HTTP client in `Host`; a CDN routes by those. So
 //! a tunnel opened for an allowed name that then asks for another would front for it.
+//!
+//! The gate recognises, it never defaults to pass. Bytes are read as the most lenient
+//! common server would read them (OpenSSL, BoringSSL, Go, rustls, nginx, Node, Envoy,
+//! HAProxy): anything one of them could take as a TLS handshake or an HTTP request is
+//! judged as that, and refused unless it is spelled so that every server reads the same
+//! name. Only bytes no such server reads as TLS or HTTP are "another protocol", and those
+//! pass only where the settings allow them (`network.allowOtherProtocols`).
+//!
+//! What the lenient ends of each family accept, which the rules below follow:
+//! - before a ClientHello: Go's crypto/tls drops warning alerts (up to 16 useless
+//!   records), rustls 0.23 ignores up to 4 warning alerts, BoringSSL up to 4 and up to 32
+//!   empty records, OpenSSL refuses an alert there; an SSL 2.0-format hello (OpenSSL
+//!   still reads one) carries no SNI. So only a handshake record may come first.
+//! - before a request line: nginx, Node's llhttp, HAProxy (`H1_MSG_RQBEFORE`) and Apache
+//!   skip any CR and LF (Envoy's http-parser codec as Node's); Go skips up to four after
+//!   a POST only.
+//!   So empty lines are skipped here and the request after them judged.
+//! - the request line: HAProxy takes any method token and runs of SP/HT, and reads
+//!   `METHOD URI` without a version as HTTP/0.9 (served from the default backend), as do
+//!   nginx and Apache for `GET`; Go takes lowercase methods; none takes a control byte in
+//!   it except Apache's non-default `HttpProtocolOptions Unsafe`. Sizes: Go reads heads of
+//!   1 MiB, Envoy 60 KiB (configurable to 8 MiB), nginx 4 x 8 KiB, Node 16 KiB, HAProxy
+//!   its buffer (16 KiB). So only the exact spelling passes, within 64 KiB.
+//! - headers: Go and HAProxy unfold continuation lines, HAProxy's
+//!   `accept-invalid-http-request` takes non-token names; duplicate Hosts are refused or
+//!   merged. So folding, non-token names and a second Host are refused.
+//!
 //! Pure: the bytes in, a decision out; the relay forwards the same bytes untouched.
 
 use crate::client_hello::{self, Hello};
@@ -15,20 +42,32 @@ use settings_schema::CanonicalHost;
 pub enum Seen {
     Tls(Hello),
     /// An HTTP/1.x request head: the hosts its Host header and absolute-form target name
-    /// (without port); `head_end` is where its blank line starts.
+    /// (without port); `head_end` is where its blank line starts; `strip` the header lines
+    /// that are left out when it is passed on (an h2c upgrade, the Connection headers);
+    /// `connection` the client's Connection tokens kept beside `close` (`Upgrade`).
     Http {
         names: Vec<String>,
         head_end: usize,
+        strip: Vec<std::ops::Range<usize>>,
+        connection: Vec<String>,
     },
-    /// Anything else (SSH, database protocols, ...): carries no name to check.
+    /// Neither TLS nor HTTP as any server reads them (SSH, databases, git://): carries no
+    /// name the gate can check.
     Other,
     NeedMore,
-    /// TLS or HTTP that could be read two ways: refused.
+    /// TLS or HTTP that could be read two ways, or longer than the gate reads: refused.
     Malformed(&'static str),
 }
 
-/// Largest request head read before deciding.
+/// Largest request head (leading empty lines included) read before deciding: longer is
+/// refused, never passed (Go's net/http reads heads of up to 1 MiB).
 pub const MAX_HEAD: usize = 64 * 1024;
+
+/// TLS record content types other than handshake (change_cipher_spec, alert,
+/// application_data, heartbeat): none may open a stream. Go and rustls skip warning
+/// alerts before a ClientHello and BoringSSL skips empty records, so a stream opening with
+/// one of these could still carry a hello the gate never saw.
+const TLS_OTHER_RECORDS: std::ops::RangeInclusive<u8> = 0x14..=0x18;
 
 pub fn classify(buf: &[u8]) -> Seen {
     match buf.first() {
@@ -38,43 +77,119 @@ pub fn classify(buf: &[u8]) -> Seen {
             client_hello::Parsed::NeedMore => Seen::NeedMore,
             client_hello::Parsed::Malformed(why) => Seen::Malformed(why),
         },
+        Some(b) if TLS_OTHER_RECORDS.contains(b) => Seen::Malformed("a TLS record other than a ClientHello came first"),
         // an SSL 2.0-format ClientHello (length with the top bit, then type 1): TLS without SNI
         Some(b) if b & 0x80 != 0 && buf.get(2).is_none_or(|&t| t == 1) => {
             Seen::Malformed("an SSL 2.0-format ClientHello")
         }
-        Some(_) => http_head(buf),
+        Some(_) => text(buf),
     }
 }
 
-/// A first line naming `HTTP/` is an HTTP request and must be exactly `METHOD SP target SP
-/// HTTP/1.x` with its headers up to the blank line: any other spelling (lowercase method,
-/// tabs, HTTP/1.2, HTTP/2's preface) could be read by a server as a request we did not
-/// judge, so it is refused. Lines without `HTTP/` are another protocol.
-fn http_head(buf: &[u8]) -> Seen {
-    let Some(nl) = buf.iter().position(|&c| c == b'\n') else {
-        // no line yet: text may still become a request line, binary will not
-        let text = buf.iter().all(|&c| c == b'\t' || (0x20..0x7f).contains(&c));
-        return if text && buf.len() < MAX_HEAD { Seen::NeedMore } else { Seen::Other };
+/// A token character (RFC 9110 5.6.2): what a method is made of.
+fn tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+}
+
+/// Bytes that do not open with a TLS record. HTTP servers skip empty lines (CR, LF) before
+/// a request (RFC 9112 2.2; nginx, Node, HAProxy, Apache do), so the request line is the
+/// first line after them. A line naming `HTTP/` anywhere is an HTTP/1.x request, and a line
+/// starting `GET ` an HTTP/0.9 one (nginx, Apache and HAProxy serve those from the default
+/// host); both are judged. Any other complete first line, and bytes that cannot start a
+/// line (binary), are another protocol.
+fn text(buf: &[u8]) -> Seen {
+    let start = buf.iter().position(|&c| c != b'\r' && c != b'\n');
+    let Some(start) = start else {
+        return if buf.len() >= MAX_HEAD { Seen::Malformed("only empty lines") } else { Seen::NeedMore };
     };
-    let line = &buf[..nl];
-    if !line.windows(5).any(|w| w.eq_ignore_ascii_case(b"HTTP/")) {
+    let first = buf[start];
+    if first == b' ' || first == b'\t' {
+        // Apache's lenient mode skips whitespace before a request line too
+        return Seen::Malformed("whitespace before the first line");
+    }
+    if !tchar(first) {
         return Seen::Other;
     }
-    let Some(end) = find(buf, b"\r\n\r\n") else {
-        return if buf.len() >= MAX_HEAD { Seen::Malformed("HTTP request head too large") } else { Seen::NeedMore };
+    // The first line ends at LF; a server reading C strings ends it at NUL, one ending lines
+    // at bare CR there. So the line is judged up to the first control byte: if that is not
+    // an LF, every server either rejects the line or reads only what precedes it.
+    let Some(end) = buf[start..].iter().position(|&c| (c < b' ' && c != b'\t') || c == 0x7f) else {
+        // the line may still become a request: wait for its end, up to the bound
+        return if buf.len() >= MAX_HEAD {
+            Seen::Malformed("first line longer than the gate reads")
+        } else {
+            Seen::NeedMore
+        };
     };
-    let head = &buf[..end];
-    let mut lines = head.split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    let request_line = lines.next().unwrap_or_default();
+    let at = start + end;
+    let full_line = match (buf[at], buf.get(at + 1)) {
+        (b'\n', _) | (b'\r', Some(b'\n')) => true,
+        (b'\r', None) => return Seen::NeedMore, // CR LF split between reads
+        _ => false,
+    };
+    // what a server ending lines at LF only reads as the line, as far as it has come
+    let to_lf = buf[start..].iter().position(|&c| c == b'\n').map_or(&buf[start..], |nl| &buf[start..start + nl]);
+    let names_http = |l: &[u8]| l.windows(5).any(|w| w.eq_ignore_ascii_case(b"HTTP/"));
+    if names_http(&buf[start..at]) || names_http(to_lf) {
+        return if full_line { http_head(buf, start) } else { Seen::Malformed("a control byte in a request line") };
+    }
+    let line = &buf[start..at];
+    if line.starts_with(b"GET") && line.get(3).is_none_or(|c| c.is_ascii_whitespace()) {
+        return Seen::Malformed("an HTTP/0.9 request names no host");
+    }
+    Seen::Other
+}
+
+/// One line of a head: its bytes without the line end, and where the next line starts.
+/// A bare CR inside a line is refused: some servers end lines there, others do not.
+fn next_line(buf: &[u8], at: usize) -> Option<Result<(&[u8], usize), &'static str>> {
+    let nl = buf[at..].iter().position(|&c| c == b'\n')?;
+    let line = &buf[at..at + nl];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.contains(&b'\r') {
+        return Some(Err("a bare CR inside an HTTP line"));
+    }
+    Some(Ok((line, at + nl + 1)))
+}
+
+/// An HTTP/1.x request head starting at `start`, spelled exactly (`METHOD SP target SP
+/// HTTP/1.x`, `name: value` headers, no folding, no control characters): any other
+/// spelling (lowercase method, tabs, HTTP/1.2, HTTP/2's preface, `Host :`) could be read by
+/// some server as a request naming a host we did not judge, so it is refused.
+fn http_head(buf: &[u8], start: usize) -> Seen {
+    // each line with where it starts and where the next one does
+    let mut lines = Vec::new();
+    let mut at = start;
+    let head_end = loop {
+        match next_line(buf, at) {
+            None if buf.len() >= MAX_HEAD => return Seen::Malformed("HTTP request head longer than the gate reads"),
+            None => return Seen::NeedMore,
+            Some(Err(why)) => return Seen::Malformed(why),
+            Some(Ok((line, next))) => {
+                if next > MAX_HEAD {
+                    return Seen::Malformed("HTTP request head longer than the gate reads");
+                }
+                if line.is_empty() {
+                    break at;
+                }
+                lines.push((line, at..next));
+                at = next;
+            }
+        }
+    };
+    let request_line = lines.first().map(|l| l.0).unwrap_or_default();
     let parts: Vec<&[u8]> = request_line.split(|&c| c == b' ').collect();
     let [method, target, version] = parts[..] else {
         return Seen::Malformed("HTTP request line is not METHOD SP target SP version");
     };
-    if method.is_empty() || !method.iter().all(|c| c.is_ascii_uppercase() || *c == b'-') {
+    if method.is_empty() || !method.iter().all(|c| c.is_ascii_uppercase() || *c == b'-' || *c == b'_') {
         return Seen::Malformed("HTTP method is not an uppercase token");
     }
     if version != b"HTTP/1.1" && version != b"HTTP/1.0" {
         return Seen::Malformed("not HTTP/1.0 or HTTP/1.1");
+    }
+    if target.is_empty() || target.iter().any(|&c| c <= b' ' || c >= 0x7f) {
+        return Seen::Malformed("HTTP request target has control or non-ASCII bytes");
     }
     let mut names = Vec::new();
     // an absolute-form target names the site too, and wins over Host (RFC 9112 3.2.2)
@@ -92,42 +207,97 @@ fn http_head(buf: &[u8]) -> Seen {
         }
     }
     let mut host_seen = false;
-    for line in lines {
+    let (mut chunked, mut length) = (false, false);
+    let mut strip = Vec::new();
+    let mut keep = Vec::new();
+    for (line, span) in &lines[1..] {
+        if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
+            return Seen::Malformed("a folded HTTP header line");
+        }
         let Some(colon) = line.iter().position(|&c| c == b':') else {
             return Seen::Malformed("HTTP header line without a colon");
         };
-        if !line[..colon].eq_ignore_ascii_case(b"host") {
+        let (name, value) = (&line[..colon], &line[colon + 1..]);
+        // `Host :` or `Ho st:` is an error to most servers and a Host to a lenient one
+        if name.is_empty() || !name.iter().all(|&c| tchar(c)) {
+            return Seen::Malformed("HTTP header name is not a token");
+        }
+        if value.iter().any(|&c| (c < b' ' && c != b'\t') || c == 0x7f) {
+            return Seen::Malformed("control bytes in an HTTP header value");
+        }
+        let value = trim(value);
+        // h2c (and RFC 2817's TLS) would turn the tunnel into streams that name hosts anew:
+        // such an Upgrade is left out, and the server answers in HTTP/1.1 (Java's
+        // HttpClient offers h2c on every plain request and carries on without it)
+        if (name.eq_ignore_ascii_case(b"upgrade")
+            && value.split(|&c| c == b',').any(|p| !trim(p).eq_ignore_ascii_case(b"websocket")))
+            || name.eq_ignore_ascii_case(b"http2-settings")
+        {
+            strip.push(span.clone());
+            continue;
+        }
+        // the client's Connection headers give way to one the gate writes: a server that
+        // read only the first (or the last) would otherwise keep the tunnel alive
+        if name.eq_ignore_ascii_case(b"connection") {
+            for token in value.split(|&c| c == b',').map(trim) {
+                let plain = !token.is_empty() && token.iter().all(|&c| tchar(c));
+                if plain && !token.eq_ignore_ascii_case(b"keep-alive") && !token.eq_ignore_ascii_case(b"close") {
+                    keep.push(String::from_utf8_lossy(token).into_owned());
+                }
+            }
+            strip.push(span.clone());
+            continue;
+        }
+        chunked |= name.eq_ignore_ascii_case(b"transfer-encoding");
+        length |= name.eq_ignore_ascii_case(b"content-length");
+        if !name.eq_ignore_ascii_case(b"host") {
             continue;
         }
         if host_seen {
             return Seen::Malformed("two Host headers");
         }
         host_seen = true;
-        let Ok(value) = std::str::from_utf8(&line[colon + 1..]) else {
+        let Ok(value) = std::str::from_utf8(value) else {
             return Seen::Malformed("Host header is not text");
         };
-        let value = value.trim_matches([' ', '\t']);
         // host[:port], [v6][:port]: only the host part names the site
         match target::parse_authority(value, Some(80)) {
             Ok(t) => names.push(t.host.to_string()),
             Err(_) => return Seen::Malformed("Host header is not a host"),
         }
     }
-    Seen::Http { names, head_end: end }
+    if chunked && length {
+        // the front and its backends may frame the body differently
+        return Seen::Malformed("both Transfer-Encoding and Content-Length");
+    }
+    Seen::Http { names, head_end, strip, connection: keep }
 }
 
-/// The request with `Connection: close` added: the server answers it and closes, so no
+fn trim(v: &[u8]) -> &[u8] {
+    let s = v.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(v.len());
+    let e = v.iter().rposition(|&c| c != b' ' && c != b'\t').map_or(s, |e| e + 1);
+    &v[s..e.max(s)]
+}
+
+/// The request with the `strip` lines left out and one `Connection: close` header (with
+/// the client's other tokens, `keep`) as its last: the server answers it and closes, so no
 /// second request (with another Host) rides the same judged tunnel.
-pub fn one_request_only(buf: &[u8], head_end: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(buf.len() + 19);
-    out.extend_from_slice(&buf[..head_end + 2]);
-    out.extend_from_slice(b"Connection: close\r\n");
-    out.extend_from_slice(&buf[head_end + 2..]);
+pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>], keep: &[String]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(buf.len() + 32);
+    let mut from = 0;
+    for r in strip {
+        out.extend_from_slice(&buf[from..r.start]);
+        from = r.end;
+    }
+    out.extend_from_slice(&buf[from..head_end]);
+    out.extend_from_slice(b"Connection: close");
+    for t in keep {
+        out.extend_from_slice(b", ");
+        out.extend_from_slice(t.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&buf[head_end..]);
     out
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Why a tunnel's first bytes were refused (the log's `reason`).
@@ -137,8 +307,13 @@ pub enum Refusal {
     NameMismatch,
     /// TLS without a server name, to a target that is a name.
     NoServerName,
-    /// Encrypted Client Hello whose outer name is not the target itself.
+    /// An Encrypted Client Hello: the name the server serves is hidden.
     EncryptedName,
+    /// Neither TLS nor HTTP, to a target `allowOtherProtocols` does not list.
+    OtherProtocol,
+    /// The first bytes stopped (end of stream, the first-flight timeout) before they made
+    /// a whole hello or request head.
+    Incomplete,
     Malformed,
 }
 
@@ -148,6 +323,8 @@ impl Refusal {
             Refusal::NameMismatch => "sni-mismatch",
             Refusal::NoServerName => "sni-missing",
             Refusal::EncryptedName => "ech",
+            Refusal::OtherProtocol => "other-protocol",
+            Refusal::Incomplete => "first-flight-incomplete",
             Refusal::Malformed => "malformed-first-flight",
         }
     }
@@ -157,16 +334,20 @@ impl Refusal {
 ///
 /// A name in SNI or Host is fine when it is the target itself or a host the policy allows
 /// on the same port. No name at all is fine for an IP-literal target (clients send no SNI
-/// for addresses). Encrypted Client Hello hides the real name, so it passes only when its
-/// outer name is the target itself (Chrome's GREASE ECH does that; a real ECH hello
-/// carries the provider's public name instead). `nameless` (the settings'
-/// `allowTlsWithoutSni`) lets unnamed and encrypted hellos through.
-pub fn judge(target: &Target, seen: &Seen, policy: &Policy, nameless: bool) -> Result<(), Refusal> {
+/// for addresses). An Encrypted Client Hello hides the name the server will serve: a real
+/// one and Chrome's GREASE look alike on the wire (by ECH's design), so both are refused.
+/// `allowTlsWithoutSni` lets unnamed and encrypted hellos through; `allowOtherProtocols`
+/// lets bytes that are neither TLS nor HTTP through to the targets it lists.
+pub fn judge(target: &Target, seen: &Seen, policy: &Policy) -> Result<(), Refusal> {
+    let nameless = policy.nameless_tls;
     let names: Vec<&str> = match seen {
-        Seen::Other => return Ok(()),
-        Seen::NeedMore | Seen::Malformed(_) => return Err(Refusal::Malformed),
+        Seen::Other => {
+            return if policy.other_protocols(target) { Ok(()) } else { Err(Refusal::OtherProtocol) };
+        }
+        Seen::NeedMore => return Err(Refusal::Incomplete),
+        Seen::Malformed(_) => return Err(Refusal::Malformed),
         Seen::Tls(h) => {
-            if h.encrypted_name && !nameless && !is_target(target, h.server_name.as_deref()) {
+            if h.encrypted_name && !nameless {
                 return Err(Refusal::EncryptedName);
             }
             h.server_name.as_deref().into_iter().collect()
@@ -208,21 +389,32 @@ mod tests;
 /// problem rather than a bare reset.
 const TLS_ALERT: &[u8] = &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x70];
 const HTTP_REFUSED: &[u8] = b"HTTP/1.1 403 Blocked by sandbox network policy (Host not allowed for this connection)\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-host-mismatch\r\nContent-Length: 56\r\nConnection: close\r\n\r\nConnection blocked: the Host header names another host.\n";
+const HTTP_MALFORMED: &[u8] = b"HTTP/1.1 403 Blocked by sandbox network policy (request not spelled plainly)\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-malformed-request\r\nContent-Length: 75\r\nConnection: close\r\n\r\nConnection blocked: servers could read this request as naming other hosts.\n";
 
 /// The tunnel gate for [`crate::tunnel::relay_gated`]: waits for enough bytes, then judges.
-pub fn gate(target: &Target, policy: &Policy, nameless: bool, buf: &[u8], last_chance: bool) -> crate::tunnel::Gate {
+/// `last_chance`: no more bytes will come (end of stream, the bound, the first-flight
+/// timeout), so bytes still incomplete are refused, never passed.
+pub fn gate(target: &Target, policy: &Policy, buf: &[u8], last_chance: bool) -> crate::tunnel::Gate {
     use crate::tunnel::Gate;
     let seen = classify(buf);
     if seen == Seen::NeedMore && !last_chance {
         return Gate::NeedMore;
     }
-    match judge(target, &seen, policy, nameless) {
+    match judge(target, &seen, policy) {
         Ok(()) => match seen {
-            Seen::Http { head_end, .. } => Gate::PassWith(one_request_only(buf, head_end)),
+            Seen::Http { head_end, strip, connection, .. } => {
+                Gate::PassWith(one_request_only(buf, head_end, &strip, &connection))
+            }
             _ => Gate::Pass,
         },
         Err(r) => {
-            let reply = if matches!(seen, Seen::Http { .. }) { HTTP_REFUSED } else { TLS_ALERT };
+            let reply: &'static [u8] = match (&seen, buf.first()) {
+                (Seen::Http { .. }, _) => HTTP_REFUSED,
+                (Seen::Other, _) => b"",
+                // text that was or could become a request gets an HTTP answer, TLS an alert
+                (_, Some(&c)) if c == b'\r' || c == b'\n' || tchar(c) || c == b' ' || c == b'\t' => HTTP_MALFORMED,
+                _ => TLS_ALERT,
+            };
             Gate::Refuse { reason: r.reason(), reply }
         }
     }

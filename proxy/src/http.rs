@@ -116,7 +116,7 @@ async fn handle<S: ClientStream>(
     let mut fields = Map::new();
     fields.insert("kind".into(), kind.into());
     fields.insert("conn".into(), conn.into());
-    fields.insert("client".into(), peer.into());
+    fields.insert("client".into(), peer.clone().into());
     fields.insert("method".into(), clean(req.method().as_str()).into());
     let ctx = Ctx { shared: &shared, kind, fields, start: Instant::now() };
 
@@ -156,7 +156,7 @@ async fn handle<S: ClientStream>(
     };
     ctx.fields.insert("matched_rule".into(), rule.into());
     if kind == "connect" {
-        connect::<S>(req, t, ctx, &shared).await
+        connect::<S>(req, t, ctx, &shared, &peer).await
     } else {
         forward(req, t, ctx).await
     }
@@ -185,11 +185,14 @@ async fn connect<S: ClientStream>(
     t: Target,
     mut ctx: Ctx<'_>,
     shared: &Arc<Shared>,
+    peer: &str,
 ) -> Response<Body> {
-    let Ok(permit) = shared.tunnels.clone().try_acquire_owned() else {
-        shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
-        ctx.done(false, 503, "too-many-tunnels");
-        return text(503, "too-many-tunnels", "too many open tunnels; retry later");
+    let slot = match shared.open_tunnel(peer) {
+        Ok(s) => s,
+        Err(why) => {
+            ctx.done(false, 503, why);
+            return text(503, why, "too many open tunnels; retry later");
+        }
     };
     let up = match dial::dial(shared, &t).await {
         Ok(d) => d,
@@ -200,7 +203,7 @@ async fn connect<S: ClientStream>(
     let (mut fields, start) = (ctx.fields, ctx.start);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let _permit = permit;
+        let mut slot = slot;
         let metrics = shared.metrics.clone();
         metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
         let upstream = up.stream;
@@ -209,7 +212,8 @@ async fn connect<S: ClientStream>(
                 Ok(parts) => {
                     let client = parts.io.into_inner();
                     // bytes the client sent right after the CONNECT head are its first flight
-                    crate::checked::relay(&shared, &t, &client, &upstream, parts.read_buf.to_vec()).await
+                    let first = parts.read_buf.to_vec();
+                    crate::checked::relay(&shared, &t, &client, &upstream, first, slot.pending()).await
                 }
                 Err(_) => Err(Gated::Io(std::io::Error::other("unexpected connection type"))),
             },

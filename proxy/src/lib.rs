@@ -7,6 +7,7 @@
 pub mod addr;
 pub mod checked;
 pub mod client_hello;
+pub mod clients;
 pub mod dial;
 pub mod dns;
 pub mod first_flight;

@@ -56,6 +56,19 @@ struct Cli {
     /// Most client connections at once; more get 503.
     #[arg(long, default_value_t = 8192)]
     max_connections: usize,
+    /// Seconds a tunnel's client has to send its first bytes (a TLS ClientHello, an HTTP
+    /// request head, or another protocol's opening where allowOtherProtocols allows it);
+    /// then the tunnel is closed. The settings' network.firstFlightTimeout wins.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    first_flight_timeout: u64,
+    /// Most tunnels one client (source address; all of a Unix listener's clients count as
+    /// one) may hold open; more get 503 (SOCKS: general failure). Keeps one client of a
+    /// shared proxy from holding every slot.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_tunnels_per_client: usize,
+    /// Most tunnels one client may hold that have not yet sent their first bytes.
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    max_pending_per_client: usize,
 }
 
 fn main() {
@@ -101,6 +114,9 @@ fn run(cli: Cli) -> Result<(), String> {
         idle_timeout: Duration::from_secs(cli.idle_timeout.max(1)),
         max_tunnels: cli.max_tunnels.max(1),
         max_connections: cli.max_connections.max(1),
+        first_flight_timeout: Duration::from_secs(cli.first_flight_timeout.max(1)),
+        max_tunnels_per_client: cli.max_tunnels_per_client.max(1),
+        max_pending_per_client: cli.max_pending_per_client.max(1),
         ..Limits::default()
     };
     raise_fd_limit();

@@ -20,6 +20,11 @@ pub struct Policy {
     denied_resolved: Vec<Cidr>,
     /// `allowTlsWithoutSni`: TLS tunnels that name no server (or hide it) pass.
     pub nameless_tls: bool,
+    /// `allowOtherProtocols`: targets whose tunnels may carry bytes that are neither TLS
+    /// nor HTTP (SSH, databases, git://), which name no host the gate could check.
+    other: DomainSet,
+    /// `firstFlightTimeout`, when the settings give one (else the proxy's own limit).
+    pub first_flight: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +65,8 @@ impl Policy {
                 .map(|a| Cidr::parse(a).ok_or_else(|| format!("invalid deniedResolvedAddresses entry \"{a}\"")))
                 .collect::<Result<_, _>>()?,
             nameless_tls: n.allow_tls_without_sni.unwrap_or(false),
+            other: DomainSet::compile(n.allow_other_protocols.as_deref().unwrap_or_default(), ListKind::Denied)?,
+            first_flight: n.first_flight_timeout.map(std::time::Duration::from_secs),
         })
     }
 
@@ -74,6 +81,11 @@ impl Policy {
                 Verdict::Deny { by: DenyBy::Allowlist, rule: None, message: "host is not on the allow list".into() }
             }
         }
+    }
+
+    /// Whether a tunnel to `t` may carry a protocol other than TLS and HTTP.
+    pub fn other_protocols(&self, t: &Target) -> bool {
+        self.other.find(&t.host, t.port).is_some()
     }
 
     /// Whether a connection to `host` could be allowed on some port: transparent mode's

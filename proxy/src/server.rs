@@ -28,6 +28,12 @@ pub struct Limits {
     pub max_headers: usize,
     pub max_tunnels: usize,
     pub max_connections: usize,
+    /// Seconds a tunnel's client has to send bytes the gate can judge.
+    pub first_flight_timeout: Duration,
+    /// Most tunnels one client (source address) may hold open.
+    pub max_tunnels_per_client: usize,
+    /// Most tunnels one client may hold that still wait for their first flight.
+    pub max_pending_per_client: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +46,9 @@ impl Default for Limits {
             max_headers: 100,
             max_tunnels: 4096,
             max_connections: 8192,
+            first_flight_timeout: Duration::from_secs(30),
+            max_tunnels_per_client: 4096,
+            max_pending_per_client: 4096,
         }
     }
 }
@@ -54,6 +63,7 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     pub own: Vec<IpAddr>,
     pub tunnels: Arc<Semaphore>,
+    pub clients: Arc<crate::clients::Clients>,
     pub dialer: crate::dial::Dialer,
     conns: Arc<Semaphore>,
     next: AtomicU64,
@@ -92,6 +102,7 @@ impl Shared {
             token,
             resolver,
             tunnels: Arc::new(Semaphore::new(limits.max_tunnels)),
+            clients: crate::clients::Clients::new(limits.max_tunnels_per_client, limits.max_pending_per_client),
             conns: Arc::new(Semaphore::new(limits.max_connections)),
             dialer: crate::dial::system_dialer(),
             limits,
@@ -123,6 +134,21 @@ impl Shared {
     /// The hosts refused so far.
     pub fn refused(&self) -> Vec<Refused> {
         self.refused.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// A slot for a new tunnel of the client at `peer`, or the reason it gets none (the
+    /// log's `reason`: `too-many-tunnels`, `too-many-tunnels-per-client`,
+    /// `too-many-pending-tunnels`).
+    pub fn open_tunnel(&self, peer: &str) -> Result<crate::clients::Slot, &'static str> {
+        let refused = |why| {
+            self.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
+            Err(why)
+        };
+        let Ok(permit) = self.tunnels.clone().try_acquire_owned() else { return refused("too-many-tunnels") };
+        match self.clients.open(crate::clients::client_key(peer)) {
+            Ok(held) => Ok(crate::clients::Slot::new(permit, held)),
+            Err(why) => refused(why),
+        }
     }
 
     pub fn next_id(&self) -> u64 {

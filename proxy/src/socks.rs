@@ -35,7 +35,7 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
     let mut f = Map::new();
     f.insert("kind".into(), "socks".into());
     f.insert("conn".into(), shared.next_id().into());
-    f.insert("client".into(), peer.into());
+    f.insert("client".into(), peer.clone().into());
     f.insert("host".into(), t.host.to_string().into());
     f.insert("port".into(), t.port.into());
     let done = |mut f: Map<String, Value>, allow: bool, code: u8, reason: &'static str| {
@@ -61,10 +61,13 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
             f.insert("matched_rule".into(), rule.into());
         }
     }
-    let Ok(_permit) = shared.tunnels.clone().try_acquire_owned() else {
-        let _ = s.write_all(&reply(0x01)).await;
-        done(f, false, 0x01, "too-many-tunnels");
-        return;
+    let mut slot = match shared.open_tunnel(&peer) {
+        Ok(slot) => slot,
+        Err(why) => {
+            let _ = s.write_all(&reply(0x01)).await;
+            done(f, false, 0x01, why);
+            return;
+        }
     };
     let up = match dial::dial(&shared, &t).await {
         Ok(d) => d,
@@ -82,7 +85,7 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
         return;
     }
     shared.metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
-    let relayed = crate::checked::relay(&shared, &t, &s, &up.stream, Vec::new()).await;
+    let relayed = crate::checked::relay(&shared, &t, &s, &up.stream, Vec::new(), slot.pending()).await;
     shared.metrics.active_tunnels.fetch_sub(1, Ordering::Relaxed);
     let moved = match relayed {
         Ok(m) => m,

@@ -157,7 +157,7 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
     let mut f = Map::new();
     f.insert("kind".into(), "transparent".into());
     f.insert("conn".into(), shared.next_id().into());
-    f.insert("client".into(), peer.into());
+    f.insert("client".into(), peer.clone().into());
     f.insert("address".into(), dest.to_string().into());
     let refuse = |mut f: Map<String, Value>, s: S, host: String, reason: &'static str| {
         shared.metrics.request("transparent", "deny", reason);
@@ -199,9 +199,9 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
         Verdict::Deny { by, .. } => return refuse(f, s, target.host.to_string(), by.header()),
     };
     f.insert("matched_rule".into(), rule.into());
-    let Ok(_permit) = shared.tunnels.clone().try_acquire_owned() else {
-        shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
-        return refuse(f, s, target.host.to_string(), "too-many-tunnels");
+    let mut slot = match shared.open_tunnel(&peer) {
+        Ok(slot) => slot,
+        Err(why) => return refuse(f, s, target.host.to_string(), why),
     };
     let up = match crate::dial::dial(&shared, &target).await {
         Ok(d) => d,
@@ -212,7 +212,7 @@ pub async fn handle<S: ClientStream>(mut s: S, peer: String, shared: Arc<Shared>
     };
     f.insert("dialed".into(), up.dialed.to_string().into());
     shared.metrics.active_tunnels.fetch_add(1, Ordering::Relaxed);
-    let relayed = crate::checked::relay(&shared, &target, &s, &up.stream, first).await;
+    let relayed = crate::checked::relay(&shared, &target, &s, &up.stream, first, slot.pending()).await;
     shared.metrics.active_tunnels.fetch_sub(1, Ordering::Relaxed);
     let (allow, reason, moved) = match relayed {
         Ok(m) => (true, "allowed", m),

@@ -130,26 +130,39 @@ const MAX_FIRST: usize = 80 * 1024;
 
 /// Relays like [`relay`], but the client's first bytes are held back until `gate` has
 /// judged them; none reach the upstream before that. The upstream's bytes flow to the
-/// client meanwhile, so protocols where the server speaks first still work.
-pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
+/// client meanwhile, so protocols where the server speaks first still work. The client has
+/// `first_flight` to send bytes the gate can decide on; `pending` (a per-client count of
+/// undecided tunnels) is dropped as soon as the gate has decided.
+#[allow(clippy::too_many_arguments)] // each is one of the relay's independent inputs
+pub async fn relay_gated<A: SpliceStream, B: SpliceStream, P: Send>(
     client: &A,
     upstream: &B,
     idle: Duration,
+    first_flight: Duration,
     first: Vec<u8>,
+    pending: P,
     mut gate: impl FnMut(&[u8], bool) -> Gate + Send,
 ) -> Result<Moved, Gated> {
     let start = Instant::now();
     let last = AtomicU64::new(0);
+    let deadline = tokio::time::Instant::now() + first_flight;
     let up = async {
         let mut held = first;
         let mut eof = false;
+        let mut timed_out = false;
         loop {
             if eof && held.is_empty() {
+                // nothing sent at all: nothing a server could route on
+                drop(pending);
                 shutdown_write(upstream);
                 return Ok(0);
             }
+            if timed_out && held.is_empty() {
+                shutdown_both(client, upstream);
+                return Err(Gated::Refused("first-flight-timeout"));
+            }
             if !held.is_empty() {
-                let last_chance = eof || held.len() >= MAX_FIRST;
+                let last_chance = eof || timed_out || held.len() >= MAX_FIRST;
                 match gate(&held, last_chance) {
                     Gate::Pass => break,
                     Gate::PassWith(bytes) => {
@@ -159,7 +172,7 @@ pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
                     Gate::NeedMore if !last_chance => {}
                     Gate::NeedMore => {
                         shutdown_both(client, upstream);
-                        return Err(Gated::Refused("malformed-first-flight"));
+                        return Err(Gated::Refused("first-flight-incomplete"));
                     }
                     Gate::Refuse { reason, reply } => {
                         let _ = write_fd(client.as_raw_fd(), reply);
@@ -168,12 +181,28 @@ pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
                     }
                 }
             }
+            // wait before allocating, so a tunnel waiting for its first flight holds no buffer
+            match tokio::time::timeout_at(deadline, client.io(Interest::READABLE, || Ok(()))).await {
+                Err(_) => {
+                    timed_out = true;
+                    continue;
+                }
+                Ok(Err(e)) => {
+                    shutdown_both(client, upstream);
+                    return Err(Gated::Io(e));
+                }
+                Ok(Ok(())) => {}
+            }
             let mut chunk = vec![0u8; COPY_BUF];
             let read = client.io(Interest::READABLE, || read_fd(client.as_raw_fd(), &mut chunk));
-            let n = match with_idle(read, &last, start, idle).await {
-                Ok(n) => n,
-                Err(e) => {
-                    // a reset or timeout before the gate decided: end the other way too
+            let n = match tokio::time::timeout_at(deadline, read).await {
+                Err(_) => {
+                    timed_out = true;
+                    continue;
+                }
+                Ok(Ok(n)) => n,
+                Ok(Err(e)) => {
+                    // a reset before the gate decided: end the other way too
                     shutdown_both(client, upstream);
                     return Err(Gated::Io(e));
                 }
@@ -182,6 +211,7 @@ pub async fn relay_gated<A: SpliceStream, B: SpliceStream>(
             eof = n == 0;
             last.store(start.elapsed().as_millis() as u64, Ordering::Relaxed);
         }
+        drop(pending);
         let mut off = 0;
         while off < held.len() {
             off += with_idle(

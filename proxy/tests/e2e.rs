@@ -509,7 +509,13 @@ fn tunnel(p: &Proxy, port: u16) -> TcpStream {
 #[test]
 fn half_close_propagates_and_aborts_and_idle_tunnels_are_survived() {
     let port = counting_origin();
-    let mut p = Proxy::start(&settings(&["127.0.0.1"], &[]), &["--idle-timeout", "1"]);
+    // the counting origin's bytes are neither TLS nor HTTP: allowed to it explicitly
+    let text = settings(&["127.0.0.1"], &[]).replacen(
+        "\"allowedDomains\"",
+        "\"allowOtherProtocols\": [\"127.0.0.1\"], \"allowedDomains\"",
+        1,
+    );
+    let mut p = Proxy::start(&text, &["--idle-timeout", "1"]);
     // half-close: the origin only answers after it saw our EOF through the tunnel
     let mut s = tunnel(&p, port);
     s.write_all(&[7u8; 100_000]).unwrap();

@@ -48,6 +48,7 @@ impl ChildSpec {
             // SAFETY: getpid cannot fail.
             parent_pid: unsafe { libc::getpid() },
             old_mask,
+            nofile: crate::launch::original_nofile(),
         }
     }
 }
@@ -140,6 +141,9 @@ pub struct ChildSpec {
     pub sock: RawFd,
     pub parent_pid: libc::pid_t,
     pub old_mask: libc::sigset_t,
+    /// The open-file limit srt was started with: srt raises its own soft limit (its proxy
+    /// holds two descriptors per tunnel), the command gets the one it was given.
+    pub nofile: libc::rlimit,
 }
 
 /// Tells srt which setup stage failed and exits 127 (async-signal-safe).
@@ -180,6 +184,8 @@ pub fn run(mut spec: ChildSpec) -> ! {
         if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) < 0 {
             fail(Stage::CloseFds, errno());
         }
+        // lowering is always allowed; failure would leave the command more, not less
+        libc::setrlimit(libc::RLIMIT_NOFILE, &spec.nofile);
     }
     if let Err(e) = drop_capabilities() {
         fail(Stage::Capabilities, e);

@@ -88,6 +88,16 @@ pub fn report(
             "refused"
         }
     );
+    let other = settings.network.allow_other_protocols.as_deref().unwrap_or_default();
+    let _ = writeln!(
+        w,
+        "  other protocols (neither TLS nor HTTP: SSH, databases, git://): {}",
+        if other.is_empty() {
+            "refused (network.allowOtherProtocols lists where they may go)".into()
+        } else {
+            format!("only to {}", other.join(", "))
+        }
+    );
     if transparent {
         let dns = if p.mode == launch::NetworkMode::Namespace {
             "a stub on the sandbox's 127.0.0.1:53 (UDP, TCP) and its own /etc/resolv.conf"

@@ -234,8 +234,41 @@ impl Drop for TmpDir {
     }
 }
 
+static NOFILE: std::sync::OnceLock<libc::rlimit> = std::sync::OnceLock::new();
+
+/// Raises srt's own soft open-file limit to the hard one: its proxy holds two descriptors
+/// per tunnel, so under a soft limit of 1024 a command with ~500 idle tunnels would make
+/// every new connect fail. The limit it had is kept for the command ([`original_nofile`]).
+pub fn raise_nofile() {
+    // SAFETY: getrlimit/setrlimit on local structs.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return;
+        }
+        let _ = NOFILE.set(r);
+        if r.rlim_cur < r.rlim_max {
+            let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &raised);
+        }
+    }
+}
+
+/// The open-file limit srt started with, which the command gets back.
+pub fn original_nofile() -> libc::rlimit {
+    *NOFILE.get_or_init(|| {
+        // SAFETY: getrlimit on a local struct.
+        unsafe {
+            let mut r: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
+            r
+        }
+    })
+}
+
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
+    raise_nofile();
     match opts.mode {
         NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
             // nothing of the command ran yet: the namespaces were refused before it started

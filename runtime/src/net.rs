@@ -298,7 +298,19 @@ pub fn hints(refused: &[srt_proxy::Refused]) -> Vec<String> {
                 "sni-mismatch" => "the TLS server name or HTTP Host asked for another host",
                 "sni-missing" => "TLS without a server name; network.allowTlsWithoutSni allows it",
                 "ech" => "Encrypted Client Hello hides the server name; network.allowTlsWithoutSni allows it",
-                "malformed-first-flight" => "the first bytes were neither clear TLS nor HTTP",
+                "malformed-first-flight" => {
+                    "the first bytes were TLS or HTTP spelled so that servers could read another host in them \
+                     (a record before the ClientHello, a malformed or over-long request)"
+                }
+                "other-protocol" => {
+                    "neither TLS nor HTTP (SSH, a database, git://): these name no host srt can check; \
+                     network.allowOtherProtocols allows them to the hosts it lists"
+                }
+                "first-flight-incomplete" => "the first bytes stopped before a whole TLS hello or HTTP request head",
+                "first-flight-timeout" => "the client sent nothing within the first-flight timeout",
+                "too-many-tunnels" | "too-many-tunnels-per-client" | "too-many-pending-tunnels" => {
+                    "too many tunnels open at once"
+                }
                 "dns-not-allowed" => return format!("srt: network: refused name {} (not in allowedDomains)", r.host),
                 "unknown-synthetic-address" => "an address srt's DNS never handed out",
                 other => other,

@@ -148,15 +148,20 @@ pub fn validate(s: &Settings) -> Vec<Issue> {
     let mut issues = Vec::new();
     let mut push = |path: String, message: String| issues.push(Issue { path, message });
     let net = &s.network;
+    let other = net.allow_other_protocols.clone().unwrap_or_default();
     for (list, kind, name) in [
         (&net.allowed_domains, ListKind::Allowed, "allowedDomains"),
         (&net.denied_domains, ListKind::Denied, "deniedDomains"),
+        (&other, ListKind::Denied, "allowOtherProtocols"),
     ] {
         for (i, entry) in list.iter().enumerate() {
             if let Err(e) = DomainPattern::parse(entry, kind) {
                 push(format!("network.{name}.{i}"), format!("invalid domain pattern \"{entry}\": {e}"));
             }
         }
+    }
+    if let Some(t) = net.first_flight_timeout.filter(|t| !(1..=3600).contains(t)) {
+        push("network.firstFlightTimeout".into(), format!("{t} is not between 1 and 3600 seconds"));
     }
     if let Some(reasons) = &net.denied_domain_reasons {
         for (k, v) in reasons {

@@ -115,6 +115,19 @@ pub struct Network {
     /// refused, since the server they reach cannot be checked against the allowlist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_tls_without_sni: Option<bool>,
+    /// srt-rs: hosts (allowedDomains patterns, and `*` or `*:port`) whose tunnels may carry
+    /// protocols other than TLS and HTTP: SSH, git://, databases. Those name no host the
+    /// proxy could check against the allowlist, so they pass unjudged, and only here (a
+    /// host must still be in allowedDomains). Default `[]`: a tunnel's first bytes must be a
+    /// TLS ClientHello or an HTTP request naming an allowed host, e.g. `["github.com:22"]`
+    /// for git over ssh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_other_protocols: Option<Vec<String>>,
+    /// srt-rs: seconds (1-3600) a tunnel's client has to send its first bytes (a TLS
+    /// ClientHello, an HTTP request head, another protocol's opening) before the tunnel
+    /// is closed. Default 30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_flight_timeout: Option<u64>,
     /// srt-rs: clients that ignore the proxy variables still reach allowed hosts: the
     /// command's DNS is answered by srt and its direct connections go through the proxy.
     /// Default true; `false` leaves only the proxy variables.

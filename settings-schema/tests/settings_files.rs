@@ -113,6 +113,13 @@ fn semantic_errors() {
     parse(&with("", r#","listable":["/var/run/secrets","/srv/*/keys"]"#, "")).unwrap();
     let e = err(&with(r#","httpProxyPort":70000"#, "", ""));
     assert!(e.contains("network.httpProxyPort"), "{e}");
+    let e = err(&with(r#","allowOtherProtocols":["github.com:22","*.com"]"#, "", ""));
+    assert!(e.contains("network.allowOtherProtocols.1: invalid domain pattern \"*.com\""), "{e}");
+    assert!(parse(&with(r#","allowOtherProtocols":["*:22","db.test"]"#, "", "")).is_ok());
+    for bad in ["0", "3601"] {
+        let e = err(&with(&format!(r#","firstFlightTimeout":{bad}"#), "", ""));
+        assert!(e.contains("network.firstFlightTimeout: ") && e.contains("between 1 and 3600"), "{e}");
+    }
 }
 
 #[test]

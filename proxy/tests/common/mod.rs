@@ -54,7 +54,10 @@ impl Proxy {
     }
 
     fn spawn(dir: PathBuf, settings: PathBuf, extra: &[&str], tweak: impl FnOnce(&mut Command)) -> Proxy {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_srt-proxy"));
+        // SRT_TEST_PROXY_BIN runs the tests against another build (an older gate, to show
+        // that a test fails without its fix)
+        let bin = std::env::var_os("SRT_TEST_PROXY_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_srt-proxy").into());
+        let mut c = Command::new(bin);
         c.arg("--settings").arg(&settings).args(["--listen", "127.0.0.1:0"]).args(extra);
         c.env("SRT_PROXY_TOKEN", TOKEN).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         tweak(&mut c);
@@ -202,6 +205,7 @@ pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+#[allow(unused_imports)] // not every test file uses it
 pub use srt_tests::TlsOrigin;
 
 pub struct Curl {
