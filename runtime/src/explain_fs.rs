@@ -84,9 +84,10 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     for m in &pol.mediated {
         let _ = writeln!(
             w,
-            "  {}: too big for the launch's look (more than {} entries in all, or {} at a tree's top): no",
+            "  {}: too big for the launch's look ({} entries in the working directory's tree, {} in the others, {} at a tree's top): no",
             m.display(),
             crate::mandatory::BUDGET,
+            crate::mandatory::OTHER_BUDGET,
             crate::mandatory::SPLIT_MAX
         );
         let _ = writeln!(

@@ -22,8 +22,14 @@ use crate::protected_names::{self, PROJECT};
 /// Directories never descended into while searching (as srt's `!**/node_modules/**`).
 const SKIP_DIRS: &[&str] = &["node_modules"];
 
-/// Directory entries the search reads at most, over all trees: about a millisecond.
-pub const BUDGET: usize = 8_192;
+/// Directory entries the search reads at most in the working directory's tree (about a
+/// millisecond on disk), and in all the other writable trees together.
+pub const BUDGET: usize = 4_096;
+pub const OTHER_BUDGET: usize = 1_024;
+
+/// Trees the supervisor judges whole, at most: more would cost the Landlock plan (which
+/// splits around each) more than it saves; siblings are merged into their directory.
+const MAX_MEDIATED: usize = 64;
 
 /// Entries a writable tree other than the working directory may have at its top and still
 /// be split around its protected names (each entry costs a Landlock rule at every launch,
@@ -52,24 +58,49 @@ pub fn mandatory_denies(cwd: &Path, roots: &[PathBuf], depth: u8) -> Mandatory {
 
 fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize) -> Mandatory {
     let mut out = Mandatory::default();
-    let mut tops: Vec<PathBuf> =
-        std::iter::once(cwd).chain(roots.iter().map(PathBuf::as_path)).map(Path::to_path_buf).collect();
-    tops.dedup();
+    let mut tops: Vec<PathBuf> = vec![cwd.to_path_buf()];
+    for r in roots {
+        if !tops.contains(r) {
+            tops.push(r.clone());
+        }
+    }
     for top in &tops {
         protect_missing_at_top(top, &mut out);
     }
-    let mut left = budget;
-    // the working directory's tree first: it is where the command works, and where a
-    // tree the search did not list costs most
-    let (first, rest): (Vec<&PathBuf>, Vec<&PathBuf>) = tops.iter().partition(|t| t.as_path() == cwd);
-    for group in [first, rest] {
-        let mut queue: VecDeque<(PathBuf, u8)> = group.into_iter().map(|t| (t.clone(), 0)).collect();
+    // the working directory's tree first, with a budget of its own: it is where the
+    // command works, and where a tree the search did not list costs most
+    for (group, mut left) in [(&tops[..1], budget), (&tops[1..], budget.min(OTHER_BUDGET))] {
+        let mut queue: VecDeque<(PathBuf, u8)> = group.iter().map(|t| (t.clone(), 0)).collect();
         if !search(&mut queue, cwd, depth, &mut left, &mut out) {
             tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
         }
     }
+    out.mediated = collapse(std::mem::take(&mut out.mediated), MAX_MEDIATED);
     out.tops = tops;
     out
+}
+
+/// At most `max` trees: siblings merged into their directory, the deepest first, until
+/// the list is short enough; what lies under another entry is dropped.
+fn collapse(mut dirs: Vec<PathBuf>, max: usize) -> Vec<PathBuf> {
+    loop {
+        dirs.sort();
+        dirs.dedup();
+        let kept: Vec<PathBuf> =
+            dirs.iter().filter(|d| !dirs.iter().any(|o| o != *d && d.starts_with(o))).cloned().collect();
+        dirs = kept;
+        if dirs.len() <= max {
+            return dirs;
+        }
+        let deepest = dirs.iter().map(|d| d.components().count()).max().unwrap_or(0);
+        if deepest <= 1 {
+            return dirs;
+        }
+        dirs = dirs
+            .into_iter()
+            .map(|d| if d.components().count() == deepest { d.parent().map(Path::to_path_buf).unwrap_or(d) } else { d })
+            .collect();
+    }
 }
 
 /// Breadth first (the shallow levels, where the names matter most, come first) through
@@ -265,6 +296,18 @@ mod tests {
         assert!(got.git_dirs.contains(&root.join("home/x")), "objects/ and refs/: one HEAD from a repository");
         assert!(got.git_dirs.contains(&root.join("home/linked")), "HEAD and commondir");
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn many_mediated_trees_merge_into_their_directories() {
+        let p = |s: &str| PathBuf::from(s);
+        let many: Vec<PathBuf> = (0..100).map(|i| p(&format!("/w/d{}/p{i}", i % 10))).chain([p("/w/e")]).collect();
+        let got = collapse(many, 64);
+        assert_eq!(got.len(), 11, "{got:?}");
+        assert!(got.contains(&p("/w/d3")) && got.contains(&p("/w/e")));
+        let got = collapse((0..100).map(|i| p(&format!("/w/d{i}"))).collect(), 64);
+        assert_eq!(got, vec![p("/w")], "a hundred siblings: their directory");
+        assert_eq!(collapse(vec![p("/w/a/b"), p("/w/a")], 64), vec![p("/w/a")], "nested entries are one");
     }
 
     #[test]
