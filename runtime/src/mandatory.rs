@@ -84,11 +84,10 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
 /// the list is short enough; what lies under another entry is dropped.
 fn collapse(mut dirs: Vec<PathBuf>, max: usize) -> Vec<PathBuf> {
     loop {
+        // drop what lies under another entry: look each entry's ancestors up (linear)
+        let all: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
+        dirs = all.iter().filter(|d| !d.ancestors().skip(1).any(|a| all.contains(a))).cloned().collect();
         dirs.sort();
-        dirs.dedup();
-        let kept: Vec<PathBuf> =
-            dirs.iter().filter(|d| !dirs.iter().any(|o| o != *d && d.starts_with(o))).cloned().collect();
-        dirs = kept;
         if dirs.len() <= max {
             return dirs;
         }
@@ -115,6 +114,9 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
             Listing::Done(_) if level == 0 && dir != cwd && before - *left > SPLIT_MAX => out.mediated.push(dir),
             Listing::Done(entries) => {
                 protect_listed(&dir, &entries, out);
+                if level > 0 {
+                    git_dir_by_names(&dir, &entries, out);
+                }
                 for (name, is_dir) in entries {
                     if !is_dir || name == ".git" || SKIP_DIRS.contains(&name.as_str()) {
                         continue;
@@ -126,7 +128,10 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
                     if dir != cwd && !d.starts_with(cwd) && !owned(&d) {
                         continue;
                     }
-                    git_dir_in(&d, false, out);
+                    // one level further is not listed: look for a git directory there by name
+                    if level + 1 >= depth {
+                        git_dir_in(&d, false, out);
+                    }
                     queue.push_back((d, level + 1));
                 }
             }
@@ -203,6 +208,22 @@ fn protect_listed(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
                 }
             }
         }
+    }
+}
+
+/// [`git_dir_in`] from a listing of `dir` (no look at the disk but for a `.git` that is
+/// not a directory).
+fn git_dir_by_names(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
+    let has = |n: &str, want_dir: bool| entries.iter().any(|(e, d)| e == n && *d == want_dir);
+    if has(".git", true) {
+        out.git_dirs.push(dir.join(".git"));
+    } else if entries.iter().any(|(e, _)| e == ".git") {
+        git_dir_in(dir, false, out);
+        return;
+    }
+    let bare_shaped = has("objects", true) && has("refs", true);
+    if bare_shaped || (has("HEAD", false) && has("commondir", false)) {
+        out.git_dirs.push(dir.to_path_buf());
     }
 }
 
