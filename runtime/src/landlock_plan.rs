@@ -53,7 +53,8 @@ pub fn plan(policy: &FsPolicy) -> Plan {
         })
         .collect();
     let mut out = Plan::default();
-    visit(policy, Path::new("/"), Rights::NONE, &bounds, &mut out);
+    let all: Vec<&Bound> = bounds.iter().collect();
+    visit(policy, Path::new("/"), Rights::NONE, &all, &mut out);
     out
 }
 
@@ -68,9 +69,15 @@ struct Bound {
     rights: Rights,
 }
 
-fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], out: &mut Plan) {
+/// `bounds` are those at or below `node` (each level passes down only its own), so the
+/// walk costs the bounds times their depth, not the bounds times every node.
+fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], out: &mut Plan) {
     let here = policy.native_rights(node);
-    let below: Vec<&Bound> = bounds.iter().filter(|b| b.path != node && crate::policy::under(&b.path, node)).collect();
+    let below: Vec<&Bound> = bounds
+        .iter()
+        .copied()
+        .filter(|b| b.path.as_os_str() != node.as_os_str() && crate::policy::under(&b.path, node))
+        .collect();
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);
     if !grant.is_empty() {
@@ -110,7 +117,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[Bound], ou
         // Only real directories and files on the way; a symlink there was resolved
         // when the policy was canonicalised.
         match child.symlink_metadata() {
-            Ok(m) if !m.file_type().is_symlink() => visit(policy, &child, now, bounds, out),
+            Ok(m) if !m.file_type().is_symlink() => visit(policy, &child, now, &below, out),
             _ => {}
         }
     }

@@ -185,7 +185,7 @@ fn protect_missing_at_top(top: &Path, out: &mut Mandatory) {
 /// The project names among `dir`'s entries (and, for names of two components, what is
 /// there below a listed first one).
 fn protect_listed(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
-    for (name, _) in entries {
+    for (name, _) in entries.iter().filter(|(n, _)| protected_names::starts_project_entry(n)) {
         for e in PROJECT {
             let first = e.path.split('/').next().unwrap_or(e.path);
             if !protected_names::covers(first, Path::new(name)) {

@@ -128,7 +128,9 @@ impl FsPolicy {
         if let Some(t) =
             self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
         {
-            if p.strip_prefix(t).is_ok_and(|rel| crate::protected_names::project_entry(rel).is_some()) {
+            let first = p.strip_prefix(t).ok().and_then(|rel| rel.components().next()).map(|c| c.as_os_str());
+            let may = first.and_then(|f| f.to_str()).is_some_and(crate::protected_names::starts_project_entry);
+            if may && p.strip_prefix(t).is_ok_and(|rel| crate::protected_names::project_entry(rel).is_some()) {
                 return Guard::Deny;
             }
         }

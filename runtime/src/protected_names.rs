@@ -96,11 +96,13 @@ pub fn well_formed(pattern: &str) -> bool {
 
 /// `name` matches one pattern component, where `*` stands for any run of characters.
 fn component_matches(pattern: &str, name: &str) -> bool {
+    if !pattern.contains('*') {
+        return pattern == name;
+    }
     let mut parts = pattern.split('*');
     let Some(first) = parts.next() else { return false };
     let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else { return rest.is_empty() };
+    let Some(last) = parts.next_back() else { return rest.is_empty() };
     for p in parts {
         match rest.find(p) {
             Some(i) => rest = &rest[i + p.len()..],
@@ -123,19 +125,43 @@ fn names(rel: &Path) -> Option<Vec<&str>> {
     Some(out)
 }
 
-/// `rel` is the path `pattern` names, or lies below it.
+/// `rel` is the path `pattern` names, or lies below it. Allocation-free: the launch and
+/// the supervisor ask this for every name they judge.
 pub fn covers(pattern: &str, rel: &Path) -> bool {
-    let Some(names) = names(rel) else { return false };
-    let pat: Vec<&str> = pattern.split('/').collect();
-    names.len() >= pat.len() && pat.iter().zip(&names).all(|(p, n)| component_matches(p, n))
+    let mut pat = pattern.split('/');
+    let mut names = rel.components();
+    loop {
+        let Some(p) = pat.next() else { return true };
+        let n = loop {
+            match names.next() {
+                Some(Component::Normal(n)) => break n,
+                Some(Component::CurDir) => continue,
+                _ => return false,
+            }
+        };
+        match n.to_str() {
+            Some(n) if component_matches(p, n) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// Something `pattern` names lies strictly below `rel` (moving or replacing `rel` would
 /// move or replace it).
 pub fn lies_below(pattern: &str, rel: &Path) -> bool {
-    let Some(names) = names(rel) else { return false };
-    let pat: Vec<&str> = pattern.split('/').collect();
-    pat.len() > names.len() && pat.iter().zip(&names).all(|(p, n)| component_matches(p, n))
+    let mut pat = pattern.split('/');
+    for c in rel.components() {
+        let n = match c {
+            Component::Normal(n) => n,
+            Component::CurDir => continue,
+            _ => return false,
+        };
+        match (pat.next(), n.to_str()) {
+            (Some(p), Some(n)) if component_matches(p, n) => {}
+            _ => return false,
+        }
+    }
+    pat.next().is_some()
 }
 
 /// Two patterns name a common path (one covers what the other names, wildcards aside).
@@ -151,6 +177,20 @@ fn find<'a, T>(list: &'a [T], path: impl Fn(&T) -> &str, rel: &Path) -> Option<&
 /// The researched home entry covering `rel` (relative to `$HOME`), if any.
 pub fn home_entry(rel: &Path) -> Option<&'static Entry> {
     find(HOME, |e| e.path, rel)
+}
+
+/// Whether a directory entry named `name` could start a [`PROJECT`] entry: a set lookup
+/// and the few wildcard patterns, for the launch's look at every name it lists.
+pub fn starts_project_entry(name: &str) -> bool {
+    use std::collections::HashSet;
+    use std::sync::OnceLock;
+    static FIRST: OnceLock<(HashSet<&'static str>, Vec<&'static str>)> = OnceLock::new();
+    let (exact, wild) = FIRST.get_or_init(|| {
+        let firsts = PROJECT.iter().map(|e| e.path.split('/').next().unwrap_or(e.path));
+        let (w, x): (Vec<&str>, Vec<&str>) = firsts.partition(|f| f.contains('*'));
+        (x.into_iter().collect(), w)
+    });
+    exact.contains(name) || wild.iter().any(|w| component_matches(w, name))
 }
 
 /// The protected project entry covering `rel` (relative to a project directory), if any.
