@@ -48,8 +48,11 @@ pub fn render(name: &str, namespace: &str, spec: &SandboxAgentSpec, d: &Declarat
         (None, None, _) => String::new(),
     };
     config.insert("instruction".into(), json!(instruction));
-    if let Some(stream) = d.stream {
-        config.insert("stream".into(), json!(stream));
+    // kagent's `stream` is a plain bool (always written); `executeCodeBlocks` is written
+    // whenever the spec sets it, false included.
+    config.insert("stream".into(), json!(d.stream.unwrap_or(false)));
+    if let Some(execute) = d.execute_code_blocks {
+        config.insert("execute_code".into(), json!(execute));
     }
     if !spec.allowed_domains().is_empty() {
         config.insert("network".into(), json!({ "allowed_domains": spec.allowed_domains() }));
@@ -139,9 +142,11 @@ declarative:
   modelConfig: gpt-4o
   systemMessage: You are a Kubernetes expert.
   stream: true
+  executeCodeBlocks: true
   a2aConfig:
     skills:
     - {id: diagnose, name: Diagnose, description: Finds why a pod fails, tags: [k8s], examples: [why does my pod crash?]}
+    - {name: Summarize}
   context: {compaction: {compactionInterval: 7}}
 "#,
         );
@@ -150,6 +155,7 @@ declarative:
         assert_eq!(config["instruction"], "You are a Kubernetes expert.");
         assert_eq!(config["description"], "Answers Kubernetes questions.");
         assert_eq!(config["stream"], true);
+        assert_eq!(config["execute_code"], true);
         assert_eq!(config["network"]["allowed_domains"], json!(["api.github.com"]));
         assert_eq!(config["context_config"]["compaction"], json!({"compaction_interval": 7, "overlap_size": 2}));
         assert_eq!(unrendered, vec!["model (from ModelConfig gpt-4o)"]);
@@ -157,6 +163,7 @@ declarative:
         assert_eq!(card["url"], "http://k8s-agent.kagent:8080");
         assert_eq!(card["skills"][0]["id"], "diagnose");
         assert_eq!(card["skills"][0]["tags"], json!(["k8s"]));
+        assert_eq!(card["skills"][1]["name"], "Summarize", "a skill with only a name, as kagent allows");
         assert_eq!(card["capabilities"]["streaming"], true);
     }
 

@@ -169,8 +169,11 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
     let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"foo": 1},
         "allowedNamespaces": {"from": "All"},
         "declarative": {"modelConfig": "m", "stream": true, "tools": [{"type": "McpServer", "mcpServer": {"name": "x"}}],
-                        "a2aConfig": {"skills": [{"id": "s"}]}, "executeCodeBlocks": true}});
+                        "a2aConfig": {"skills": [{"name": "s"}, {"id": "t", "name": "T"}]}, "executeCodeBlocks": true}});
     assert_eq!(schema_problems(&json!({"spec": rich})), Vec::<String>::new());
+    // kagent v0.9.7-v0.9.12: an A2A skill needs a name; its id is optional.
+    let id_only = json!({"spec": {"type": "Declarative", "declarative": {"a2aConfig": {"skills": [{"id": "s"}]}}}});
+    assert_eq!(schema_problems(&id_only), vec!["spec.declarative.a2aConfig.skills[0].name: required".to_string()]);
 }
 
 #[test]

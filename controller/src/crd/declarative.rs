@@ -182,20 +182,24 @@ pub struct A2AConfig {
     pub skills: Vec<AgentSkill>,
 }
 
-/// An A2A agent skill, as the agent card lists it. (`name` is not required here: a card
-/// without one is still valid JSON for kagent's runtime, and stricter than kagent is the one
-/// direction this schema must not err in.)
+/// An A2A agent skill, as the agent card lists it: kagent v0.9.7–v0.9.12 require `name`
+/// (non-empty) and make `id` optional.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
+    /// The unique identifier of the skill.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
-    #[serde(default)]
+    /// The human-readable name of the skill.
+    #[schemars(length(min = 1))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20))]
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20))]
     pub examples: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub input_modes: Vec<String>,
