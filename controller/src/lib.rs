@@ -20,11 +20,9 @@ pub mod run;
 pub mod settings;
 pub mod stored;
 
-use kube::CustomResourceExt;
-
 /// The SandboxAgent CRD as YAML (what `srt-controller crd` prints and
 /// `controller/deploy/crd.yaml` holds).
 pub fn crd_yaml() -> String {
     // A CRD is maps, strings and numbers: serialising it cannot fail.
-    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::SandboxAgent::crd())).unwrap_or_default()
+    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::generate::crd())).unwrap_or_default()
 }

@@ -104,7 +104,6 @@ pub fn pod_spec(
                         audience: Some("kagent".into()),
                         expiration_seconds: Some(3600),
                         path: "kagent-token".into(),
-                        ..Default::default()
                     }),
                     ..Default::default()
                 }]),

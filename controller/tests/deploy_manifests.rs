@@ -40,7 +40,7 @@ fn crd_keeps_kagents_names_columns_and_status() {
     assert_eq!(crd["spec"]["scope"], "Namespaced");
     assert_eq!(
         crd["spec"]["names"],
-        json!({"kind": "SandboxAgent", "plural": "sandboxagents", "singular": "sandboxagent"})
+        json!({"kind": "SandboxAgent", "listKind": "SandboxAgentList", "plural": "sandboxagents", "singular": "sandboxagent"})
     );
     let v = &crd["spec"]["versions"][0];
     assert_eq!(
@@ -166,7 +166,7 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
         assert_eq!(schema_problems(&manifest), Vec::<String>::new(), "{case}");
     }
     // kagent v0.9.7+ fields, and a declarative spec full of fields this controller never reads.
-    let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"foo": 1},
+    let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"workerPoolRef": {"name": "pool"}},
         "allowedNamespaces": {"from": "All"},
         "declarative": {"modelConfig": "m", "stream": true, "tools": [{"type": "McpServer", "mcpServer": {"name": "x"}}],
                         "a2aConfig": {"skills": [{"name": "s"}, {"id": "t", "name": "T"}]}, "executeCodeBlocks": true}});

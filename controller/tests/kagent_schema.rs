@@ -196,7 +196,6 @@ fn the_crd_carries_kagents_cel_rules() {
             format!("{spec}/properties/declarative/properties/deployment"),
             "!(has(self.serviceAccountName) && has(self.serviceAccountConfig))",
         ),
-        (format!("{spec}/properties/skills"), "[has(self.refs),has(self.gitRefs)].filter(x,x==true).size() >= 1"),
         (format!("{spec}/properties/allowedNamespaces"), "!(self.from == 'Selector' && !has(self.selector))"),
         (
             format!("{spec}/properties/declarative/properties/tools/items"),

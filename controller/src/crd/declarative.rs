@@ -17,6 +17,11 @@ fn tool_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     string_enum(&["McpServer", "Agent"], None, "The tool provider: McpServer or Agent.")
 }
 
+/// A Go `int` as controller-gen writes it: an integer with no format.
+fn go_int(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer" })
+}
+
 fn compaction_interval_default() -> Option<i64> {
     Some(5)
 }
@@ -214,7 +219,7 @@ pub struct MemorySpec {
     pub model_config: String,
     /// Days a memory stays valid (kagent: 15 when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(schema_with = "go_int", range(min = 1))]
     pub ttl_days: Option<i64>,
 }
 
@@ -230,17 +235,19 @@ pub struct ContextConfig {
 pub struct ContextCompressionConfig {
     /// New invocations that trigger a compaction.
     #[serde(default = "compaction_interval_default", skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1), extend("default" = 5))]
+    #[schemars(schema_with = "go_int", range(min = 1), extend("default" = 5))]
     pub compaction_interval: Option<i64>,
     /// Invocations repeated from the end of the last compacted range.
     #[serde(default = "overlap_size_default", skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0), extend("default" = 2))]
+    #[schemars(schema_with = "go_int", range(min = 0), extend("default" = 2))]
     pub overlap_size: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summarizer: Option<ContextSummarizerConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "go_int")]
     pub token_threshold: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "go_int")]
     pub event_retention_size: Option<i64>,
 }
 
