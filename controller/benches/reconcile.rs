@@ -10,6 +10,8 @@
 //!
 //! `cargo bench -p controller --bench reconcile`
 
+#[path = "../tests/apiserver_schema/mod.rs"]
+mod apiserver_schema;
 #[path = "../tests/fake_apiserver/mod.rs"]
 mod fake_apiserver;
 

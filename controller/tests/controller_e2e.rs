@@ -3,6 +3,7 @@
 //! in fake_apiserver/: agents are deployed and become Ready, bad ones are refused, edits
 //! reach only the settings, a late agent-sandbox install is picked up, SIGTERM stops it.
 
+mod apiserver_schema;
 mod fake_apiserver;
 
 use std::process::{Child, Command, Stdio};
@@ -98,7 +99,7 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
     api.create("sandboxagents", agent_json("team-b", "beta", &[]));
     api.create("sandboxagents", agent_json("kagent", "broken", &["https://api.github.com"]));
     // Stored under some other schema: must be refused without blocking the others.
-    api.create(
+    api.store_raw(
         "sandboxagents",
         json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "metadata": {"name": "garbled", "namespace": "kagent"},
                "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "env": "LOG_LEVEL=debug"}}}}),
@@ -244,4 +245,31 @@ async fn agent_sandbox_installed_later_is_picked_up_without_a_restart() {
     })
     .await;
     assert_eq!(api.count("sandboxes"), 1);
+}
+
+/// 400 invalid domains: the message names the first ones and counts the rest, so the status
+/// fits kagent's schema (condition message at most 32768 characters), which the in-memory
+/// API server applies as a real one would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_list_of_invalid_domains_is_summarised_and_the_status_is_written() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    let domains: Vec<String> =
+        (0..400).map(|i| format!("https://host-{i:03}.example.com/with/a/rather/long/path")).collect();
+    let refs: Vec<&str> = domains.iter().map(String::as_str).collect();
+    api.create("sandboxagents", agent_json("kagent", "many", &refs));
+    let _ctl = start_controller(&fake, "many", &[]);
+    wait_until("many Accepted=False", Duration::from_secs(30), || {
+        api.get("sandboxagents", "kagent", "many")
+            .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "InvalidAllowedDomains")
+    })
+    .await;
+    let agent = api.get("sandboxagents", "kagent", "many").unwrap();
+    let message = agent["status"]["conditions"][0]["message"].as_str().unwrap();
+    assert!(message.chars().count() <= 32768, "{} characters", message.chars().count());
+    assert!(
+        message.contains("allowedDomains[0] \"https://host-000.example.com/with/a/rather/long/path\""),
+        "{message}"
+    );
+    assert!(message.ends_with("; and 380 more invalid entries"), "{message}");
 }

@@ -2,6 +2,7 @@
 //! controller/deploy/ is what users apply: the CRD must be the one the binary prints, RBAC
 //! must be exactly what the reconciler uses, and the controller itself unprivileged.
 
+mod apiserver_schema;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -173,20 +174,26 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
     assert_eq!(schema_problems(&json!({"spec": rich})), Vec::<String>::new());
     // kagent v0.9.7-v0.9.12: an A2A skill needs a name; its id is optional.
     let id_only = json!({"spec": {"type": "Declarative", "declarative": {"a2aConfig": {"skills": [{"id": "s"}]}}}});
-    assert_eq!(schema_problems(&id_only), vec!["spec.declarative.a2aConfig.skills[0].name: required".to_string()]);
+    assert_eq!(
+        schema_problems(&id_only),
+        vec!["spec.declarative.a2aConfig.skills[0].name: Required value".to_string()]
+    );
 }
 
 #[test]
 fn the_schema_check_catches_what_the_api_server_would() {
     let bad = json!({"spec": {"type": "Imperative", "sandbox": {"netwrk": {}, "network": {"allowedDomains": "x"}}}});
     let problems = schema_problems(&bad);
-    assert!(problems.iter().any(|p| p.starts_with("spec.type: \"Imperative\" is not one of")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("spec.type: Unsupported value: \"Imperative\"")), "{problems:?}");
     assert!(
         problems.contains(&"spec.sandbox.netwrk: field not declared in schema (pruned)".to_string()),
         "{problems:?}"
     );
     assert!(
-        problems.iter().any(|p| p.starts_with("spec.sandbox.network.allowedDomains: \"x\" is not of type")),
+        problems
+            .iter()
+            .any(|p| p
+                .starts_with("spec.sandbox.network.allowedDomains: Invalid value: \"string\": must be of type array")),
         "{problems:?}"
     );
 }

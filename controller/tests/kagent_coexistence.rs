@@ -4,6 +4,7 @@
 //! --take-over-sandboxes it is deleted once (uid precondition) and created again; --opt-in
 //! leaves unlabelled agents alone (the real binary against the in-memory API server).
 
+mod apiserver_schema;
 mod common;
 mod fake_apiserver;
 

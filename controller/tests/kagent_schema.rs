@@ -4,6 +4,7 @@
 //! schema, survive the controller's own types without losing a field, and render; kagent's
 //! defaults and CEL rules sit where kagent's CRD has them.
 
+mod apiserver_schema;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -81,17 +82,26 @@ fn the_schema_check_would_notice_a_pruned_or_mistyped_field() {
         "{problems:?}"
     );
     assert!(
-        problems.iter().any(|p| p.starts_with(".spec.byo.deployment.args: \"run\" is not of type")),
+        problems
+            .iter()
+            .any(|p| p.starts_with(".spec.byo.deployment.args: Invalid value: \"string\": must be of type array")),
         "{problems:?}"
     );
     let bounds = json!({"spec": {"declarative": {"memory": {"ttlDays": 0}}, "skills": {"refs": []}}});
     let problems = schema::check(&root, &bounds, "");
     assert!(
-        problems.iter().any(|p| p.starts_with(".spec.declarative.memory.ttlDays: 0 is out of range")),
+        problems.iter().any(|p| p
+            .starts_with(".spec.declarative.memory.ttlDays: Invalid value: 0: should be greater than or equal to 1")),
         "{problems:?}"
     );
-    assert!(problems.iter().any(|p| p.starts_with(".spec.declarative.memory.modelConfig: required")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.starts_with(".spec.skills.refs: length 0")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.starts_with(".spec.declarative.memory.modelConfig: Required value")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.starts_with(".spec.skills.refs: Invalid value: 0: should have at least 1 items")),
+        "{problems:?}"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! The reconciler against a scripted API server: every request it sends is checked
 //! (method, path, field manager, body) and answered by the scenario.
 
+mod apiserver_schema;
 mod common;
 
 use std::sync::Arc;
