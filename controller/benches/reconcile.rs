@@ -23,6 +23,14 @@ use controller::crd::SandboxAgent;
 use controller::options::Options;
 use controller::reconcile::{reconcile, Context};
 use fake_apiserver::{agent_json, write_kubeconfig, FakeApi};
+
+/// The ModelConfig the bench agents use, as a complete lookup.
+fn bench_lookup() -> controller::refs::Lookup {
+    let mut l = controller::refs::Lookup::complete();
+    let r = controller::refs::ObjRef::new(controller::refs::Kind::ModelConfig, "bench", "default-model-config");
+    l.insert(r, Some(fake_apiserver::model_config_json("bench")));
+    l
+}
 use http::{Request, Response};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
@@ -102,7 +110,7 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let prepared: Vec<_> = agents
         .iter()
         .map(|a| {
-            let d = controller::objects::desired(a, &opts).unwrap();
+            let d = controller::objects::desired(a, &opts, &bench_lookup()).unwrap();
             let api = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
             let sandbox = d.sandbox(&api, &opts);
             let status = json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "status": {
@@ -163,6 +171,9 @@ async fn binary_run(n: usize) -> (Duration, u64, u64) {
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
     for i in 0..n {
         api.create("sandboxagents", agent_json("bench", &format!("agent-{i}"), &["api.github.com", "*.pypi.org"]));
+        if i == 0 {
+            api.create("modelconfigs", fake_apiserver::model_config_json("bench"));
+        }
     }
     let dir = srt_tests::scratch_dir("controller-bench");
     let kubeconfig = write_kubeconfig(&dir, fake.addr);

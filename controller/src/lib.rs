@@ -15,9 +15,11 @@ pub mod objects;
 pub mod options;
 pub mod pod;
 pub mod reconcile;
+pub mod refs;
 pub mod render;
 pub mod run;
 pub mod settings;
+pub mod skills;
 pub mod stored;
 
 /// The SandboxAgent CRD as YAML (what `srt-controller crd` prints and

@@ -82,7 +82,9 @@ fn render(file: &PathBuf, release: &str, options: &Options) -> ExitCode {
             }
         }
     };
-    match controller::render::render(&text, &origin, options, &api) {
+    let mut options = options.clone();
+    options.otel_env = controller::options::otel_from_process();
+    match controller::render::render(&text, &origin, &options, &api) {
         Ok(out) => {
             print!("{out}");
             ExitCode::SUCCESS

@@ -9,7 +9,7 @@ mod fake_apiserver;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_apiserver::{agent_json, write_kubeconfig, FakeApi, Running};
+use fake_apiserver::{agent_json, model_config_json, write_kubeconfig, FakeApi, Running};
 use serde_json::json;
 
 struct Controller {
@@ -95,6 +95,8 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
     let fake = FakeApi::start().await;
     let api = fake.api.clone();
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    api.create("modelconfigs", model_config_json("kagent"));
+    api.create("modelconfigs", model_config_json("team-b"));
     api.create("sandboxagents", agent_json("kagent", "alpha", &["api.github.com"]));
     api.create("sandboxagents", agent_json("team-b", "beta", &[]));
     api.create("sandboxagents", agent_json("kagent", "broken", &["https://api.github.com"]));
@@ -225,6 +227,7 @@ async fn agent_sandbox_installed_later_is_picked_up_without_a_restart() {
     let fake = FakeApi::start().await;
     let api = fake.api.clone();
     api.sandbox_api.store(false, std::sync::atomic::Ordering::SeqCst);
+    api.create("modelconfigs", model_config_json("kagent"));
     api.create("sandboxagents", agent_json("kagent", "early", &["api.github.com"]));
 
     let _ctl = start_controller(&fake, "late", &["--sandbox-api-retry-seconds", "1"]);

@@ -101,6 +101,12 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
         ("kagent.dev".into(), "sandboxagents/status".into(), v(&["patch"])),
         ("kagent.dev".into(), "sandboxagents/finalizers".into(), v(&["update"])),
         ("".into(), "configmaps".into(), v(&["get", "list", "watch", "create", "patch"])),
+        // what Declarative agents refer to, read as kagent's translator reads it
+        ("".into(), "services".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "modelconfigs".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "remotemcpservers".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "agents".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "mcpservers".into(), v(&["get", "list", "watch"])),
         ("".into(), "serviceaccounts".into(), v(&["get", "create", "patch"])),
         ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
         ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
@@ -163,7 +169,9 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     for case in ["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo", "invalid-domains"] {
         let text = std::fs::read_to_string(golden.join(format!("{case}.yaml"))).unwrap();
-        let manifest: Value = serde_yaml::from_str(&text).unwrap();
+        // the agent is the first document; the objects it refers to follow
+        let manifest: Value =
+            serde::Deserialize::deserialize(serde_yaml::Deserializer::from_str(&text).next().unwrap()).unwrap();
         assert_eq!(schema_problems(&manifest), Vec::<String>::new(), "{case}");
     }
     // kagent v0.9.7+ fields, and a declarative spec full of fields this controller never reads.

@@ -162,11 +162,23 @@ fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
 }
 
 #[test]
-fn non_agents_are_refused_by_document_number() {
-    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default(), &api()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "x.yaml: document 1 is apiVersion \"v1\", kind \"ConfigMap\"; expected apiVersion kagent.dev/v1alpha2, kind SandboxAgent"
+fn other_kinds_are_refused_by_document_number() {
+    let err = render::render(
+        "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\nkind: Deployment\n",
+        "x.yaml",
+        &Options::default(),
+        &api(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(
+            "x.yaml: document 2 is apiVersion \"apps/v1\", kind \"Deployment\"; render reads SandboxAgents"
+        ),
+        "{err}"
     );
+    // referenced objects alone are no agent to render
+    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default(), &api()).unwrap_err();
+    assert_eq!(err.to_string(), "x.yaml: no SandboxAgent in the input");
     assert!(render::render("", "empty.yaml", &Options::default(), &api()).is_err());
 }

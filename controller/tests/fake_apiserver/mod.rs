@@ -605,6 +605,16 @@ pub fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::path::PathBuf {
     path
 }
 
+/// The ModelConfig `default-model-config` in `ns` the seed's agents use: OpenAI, its key in
+/// Secret `openai-secret` (referenced, never read).
+pub fn model_config_json(ns: &str) -> Value {
+    json!({
+        "apiVersion": "kagent.dev/v1alpha2", "kind": "ModelConfig",
+        "metadata": {"name": "default-model-config", "namespace": ns},
+        "spec": {"provider": "OpenAI", "model": "gpt-4o", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}
+    })
+}
+
 /// The seed's declarative agent named `name` in `ns` with `domains`.
 pub fn agent_json(ns: &str, name: &str, domains: &[&str]) -> Value {
     json!({
