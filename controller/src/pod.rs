@@ -55,7 +55,7 @@ pub struct PodInputs<'a> {
 pub fn default_resources() -> ResourceRequirements {
     ResourceRequirements {
         requests: Some([("cpu".into(), Quantity("100m".into())), ("memory".into(), Quantity("384Mi".into()))].into()),
-        limits: Some([("cpu".into(), Quantity("2000m".into())), ("memory".into(), Quantity("1Gi".into()))].into()),
+        limits: Some([("cpu".into(), Quantity("2".into())), ("memory".into(), Quantity("1Gi".into()))].into()),
         ..Default::default()
     }
 }

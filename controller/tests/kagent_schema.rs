@@ -182,7 +182,7 @@ fn declarative_agents_get_config_json_and_agent_card_json_beside_the_settings() 
     );
     assert_eq!(
         config["http_tools"],
-        json!([{"params": {"url": "http://kagent-tools.kagent:8084/mcp", "headers": {"X-Tenant": "team-a"}, "timeout": 30.0},
+        json!([{"params": {"url": "http://kagent-tools.kagent:8084/mcp", "headers": {"X-Tenant": "team-a"}, "timeout": 30},
                 "tools": ["k8s_get_resources", "k8s_apply_manifest"], "require_approval": ["k8s_apply_manifest"],
                 "allowed_headers": ["x-user-email"]}])
     );

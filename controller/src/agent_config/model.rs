@@ -73,7 +73,17 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
 /// Go's strconv.ParseFloat on a string field; kagent leaves the field out when it fails.
 fn float(v: &Value, k: &str) -> Option<Value> {
     let text = s(v, k);
-    text.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::from)
+    text.parse::<f64>().ok().filter(|f| f.is_finite()).map(go_float)
+}
+
+/// A float64 as Go's encoding/json writes it: without a fraction when it has none (30, not
+/// 30.0).
+pub fn go_float(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::from(f as i64)
+    } else {
+        Value::from(f)
+    }
 }
 
 fn positive(v: &Value, k: &str) -> Option<Value> {

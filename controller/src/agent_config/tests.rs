@@ -95,7 +95,7 @@ fn tools_and_agents_as_kagent_writes_them() {
     let (config, _, _) = render_one(&s, &lookup(&[openai(), rms, helper])).unwrap();
     assert_eq!(
         config["sse_tools"],
-        json!([{"params": {"url": "http://tools.kagent:8084/mcp", "headers": {"X": "1"}, "timeout": 30.0}, "tools": ["a"]}])
+        json!([{"params": {"url": "http://tools.kagent:8084/mcp", "headers": {"X": "1"}, "timeout": 30}, "tools": ["a"]}])
     );
     assert_eq!(
         config["remote_agents"],

@@ -171,10 +171,10 @@ pub fn mcp(
     params.insert("url".into(), json!(url));
     params.insert("headers".into(), Value::Object(h));
     if let Some(t) = timeout {
-        params.insert("timeout".into(), json!(t));
+        params.insert("timeout".into(), model::go_float(t));
     }
     if let Some(t) = sse_timeout {
-        params.insert("sse_read_timeout".into(), json!(t));
+        params.insert("sse_read_timeout".into(), model::go_float(t));
     }
     let sse = protocol == "SSE";
     if let (Some(t), false) = (terminate, sse) {
