@@ -276,3 +276,58 @@ async fn a_long_list_of_invalid_domains_is_summarised_and_the_status_is_written(
     );
     assert!(message.ends_with("; and 380 more invalid entries"), "{message}");
 }
+
+/// `run` reads what a Declarative agent refers to from the API server: a missing ModelConfig
+/// is named in the condition, creating it deploys the agent (the ModelConfig watch wakes it),
+/// and an edit re-renders config.json. The API key stays a reference to its Secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn referenced_objects_are_read_watched_and_named_when_missing() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut agent = agent_json("kagent", "tooled", &[]);
+    agent["spec"]["declarative"]["modelConfig"] = json!("gpt");
+    agent["spec"]["declarative"]["tools"] =
+        json!([{"type": "McpServer", "mcpServer": {"name": "tools", "kind": "RemoteMCPServer", "toolNames": ["t"]}}]);
+    api.create("sandboxagents", agent);
+    let _ctl = start_controller(&fake, "refs", &[]);
+    let t = Duration::from_secs(30);
+    let reason = |api: &FakeApi| {
+        api.get("sandboxagents", "kagent", "tooled")
+            .and_then(|a| a["status"]["conditions"][0]["reason"].as_str().map(String::from))
+    };
+    wait_until("ModelConfigNotFound", t, || reason(&api).as_deref() == Some("ModelConfigNotFound")).await;
+    let message = api.get("sandboxagents", "kagent", "tooled").unwrap()["status"]["conditions"][0]["message"].clone();
+    assert!(message.as_str().unwrap().contains("ModelConfig kagent/gpt"), "{message}");
+    assert_eq!(api.count("sandboxes"), 0);
+
+    let mut mc = model_config_json("kagent");
+    mc["metadata"]["name"] = json!("gpt");
+    api.create("modelconfigs", mc.clone());
+    wait_until("ToolServerNotFound once the ModelConfig exists", t, || {
+        reason(&api).as_deref() == Some("ToolServerNotFound")
+    })
+    .await;
+    api.create(
+        "remotemcpservers",
+        json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "RemoteMCPServer", "metadata": {"name": "tools", "namespace": "kagent"},
+               "spec": {"description": "tools", "url": "http://tools.kagent:8084/mcp"}}),
+    );
+    wait_until("deployed and Ready", t, || api.count_condition("sandboxagents", "Ready", "True") == 1).await;
+    let config = |api: &FakeApi| -> serde_json::Value {
+        let cm = api.get("configmaps", "kagent", "tooled-srt-settings").unwrap();
+        serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(config(&api)["model"]["model"], "gpt-4o");
+    assert_eq!(config(&api)["http_tools"][0]["params"]["url"], "http://tools.kagent:8084/mcp");
+    let sandbox = api.get("sandboxes", "kagent", "tooled").unwrap();
+    let env = &sandbox["spec"]["podTemplate"]["spec"]["containers"][0]["env"];
+    assert!(
+        env.as_array().unwrap().contains(&json!({"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "openai-secret", "key": "api-key"}}})),
+        "{env}"
+    );
+
+    // An edit of the ModelConfig reaches config.json (no edit of the agent needed).
+    api.update_spec("modelconfigs", "kagent", "gpt", json!({"provider": "OpenAI", "model": "gpt-4.1", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}));
+    wait_until("config.json follows the ModelConfig", t, || config(&api)["model"]["model"] == "gpt-4.1").await;
+}
