@@ -9,6 +9,7 @@ pub mod crd;
 pub mod discovery;
 pub mod floor;
 pub mod http;
+pub mod kagent_crd;
 pub mod metrics;
 pub mod mounts;
 pub mod objects;

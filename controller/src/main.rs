@@ -25,8 +25,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the SandboxAgent CustomResourceDefinition as YAML.
-    Crd,
+    /// Print the SandboxAgent CustomResourceDefinition as YAML (kagent v0.9.12's schema).
+    Crd {
+        /// The CRD installed now (`kubectl get crd sandboxagents.kagent.dev -o yaml`; `-` reads
+        /// standard input): print nothing and exit 1, naming what would be lost, if applying
+        /// ours would drop a version or field it serves (a newer kagent's: never downgrade).
+        #[arg(long, value_name = "FILE")]
+        installed: Option<PathBuf>,
+    },
     /// Print the objects the controller would create for the agents in a YAML file (no
     /// cluster needed). Exits 1, naming the problem, when an agent would not be accepted.
     Render {
@@ -49,13 +55,58 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Crd => {
+        Command::Crd { installed: None } => {
             print!("{}", controller::crd_yaml());
             ExitCode::SUCCESS
         }
+        Command::Crd { installed: Some(file) } => crd_over(&file),
         Command::Render { file, agent_sandbox, options } => render(&file, &agent_sandbox, &options),
         Command::Run(args) => controller::run::main(args),
     }
+}
+
+/// Reads FILE, or standard input for `-`.
+fn read_input(file: &PathBuf) -> Result<(String, String), String> {
+    if file.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok((s, "<stdin>".to_string()))
+    } else {
+        let s = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        Ok((s, file.display().to_string()))
+    }
+}
+
+fn crd_over(file: &PathBuf) -> ExitCode {
+    let (text, origin) = match read_input(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("srt-controller: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let ours_text = controller::crd_yaml();
+    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&text);
+    let (Ok(installed), Ok(ours)) = (parsed, serde_yaml::from_str::<serde_json::Value>(&ours_text)) else {
+        eprintln!("srt-controller: {origin} is not a CRD in YAML");
+        return ExitCode::from(2);
+    };
+    if installed.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+        eprintln!("srt-controller: {origin} is not a CustomResourceDefinition");
+        return ExitCode::from(2);
+    }
+    let lost = controller::kagent_crd::would_lose(&installed, &ours);
+    if lost.is_empty() {
+        print!("{ours_text}");
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "srt-controller: not printing the CRD: applied over the installed one (a newer kagent's) it would drop {} \
+         (and {} more); leave the installed CRD in place",
+        lost.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+        lost.len().saturating_sub(5)
+    );
+    ExitCode::FAILURE
 }
 
 fn render(file: &PathBuf, release: &str, options: &Options) -> ExitCode {

@@ -110,7 +110,19 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let ready = Arc::new(AtomicBool::new(false));
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
-    let agent_res = stored::agent_resource();
+    // kagent >= v0.10 (HEAD) serves v1alpha3 beside v1alpha2; read through v1alpha2, its
+    // flattened fields (byo.image, ...) would be pruned, so agents are read through v1alpha3.
+    let agent_res = match crate::discovery::serves_sandboxagents_v1alpha3(&client).await {
+        Ok(true) => {
+            tracing::warn!("{}", crate::kagent_crd::V1ALPHA3_STANCE);
+            stored::agent_resource_v1alpha3()
+        }
+        Ok(false) => stored::agent_resource(),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not ask whether kagent.dev/v1alpha3 is served; reading v1alpha2");
+            stored::agent_resource()
+        }
+    };
     // The Sandbox watch (which wakes an agent when its Sandbox changes) uses the version served
     // at start-up; the reconciler asks again on its own, so an install or upgrade after the
     // start is still applied correctly, and the periodic resync mirrors Ready until a restart

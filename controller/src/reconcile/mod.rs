@@ -303,14 +303,19 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     let is_ready = ready.status == "True";
     let newly_accepted = cond::condition_status(agent.status.as_ref(), cond::ACCEPTED) != Some("True");
     let mut conds = vec![cond::accepted(), ready];
+    let status_writers = conflict::foreign_status_writers(agent.metadata.managed_fields.as_deref().unwrap_or(&[]));
     if !writers.is_empty() {
         let message = conflict::message(&namespace, &name, &writers, took_over_before);
         tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's Sandbox");
         conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_FIELDS, message));
+    } else if !status_writers.is_empty() {
+        let message = conflict::status_message(&status_writers);
+        tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's status");
+        conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_STATUS, message));
     }
-    if write_status(agent, ctx, &conds).await? && !writers.is_empty() {
-        let message = conds[2].message.clone();
-        event(agent, ctx, EventType::Warning, conflict::REASON_FOREIGN_FIELDS, message).await;
+    if write_status(agent, ctx, &conds).await? && conds.len() > 2 {
+        let (reason, message) = (conds[2].reason.clone(), conds[2].message.clone());
+        event(agent, ctx, EventType::Warning, &reason, message).await;
     }
     if newly_accepted {
         let note = format!("Applied ConfigMap {} and Sandbox {name}", objects::settings_name(&name));

@@ -37,6 +37,7 @@ use tokio::sync::broadcast;
 /// The collections the fake serves, by URL segment: (api prefix, plural, kind).
 const KINDS: &[(&str, &str, &str)] = &[
     ("/apis/kagent.dev/v1alpha2", "sandboxagents", "SandboxAgent"),
+    ("/apis/kagent.dev/v1alpha3", "sandboxagents", "SandboxAgent"),
     ("/apis/kagent.dev/v1alpha2", "modelconfigs", "ModelConfig"),
     ("/apis/kagent.dev/v1alpha2", "remotemcpservers", "RemoteMCPServer"),
     ("/apis/kagent.dev/v1alpha2", "agents", "Agent"),
@@ -63,6 +64,8 @@ pub struct FakeApi {
     version: AtomicU64,
     changes: broadcast::Sender<Change>,
     pub sandbox_api: AtomicBool,
+    /// Serve kagent >= v0.10's `kagent.dev/v1alpha3` SandboxAgents in discovery.
+    pub kagent_v1alpha3: AtomicBool,
     /// Play agent-sandbox: every applied Sandbox gets `Ready=True` right away.
     pub sandboxes_become_ready: AtomicBool,
     pub requests: AtomicU64,
@@ -110,6 +113,7 @@ impl FakeApi {
             version: AtomicU64::new(1),
             changes,
             sandbox_api: AtomicBool::new(true),
+            kagent_v1alpha3: AtomicBool::new(false),
             sandboxes_become_ready: AtomicBool::new(false),
             requests: AtomicU64::new(0),
             applies: AtomicU64::new(0),
@@ -274,6 +278,17 @@ impl FakeApi {
             .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
         let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
 
+        if method == Method::GET && path == "/apis/kagent.dev/v1alpha3" {
+            if !self.kagent_v1alpha3.load(Ordering::SeqCst) {
+                return status_response(404, "NotFound", "the server could not find the requested resource");
+            }
+            return json_response(
+                StatusCode::OK,
+                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "kagent.dev/v1alpha3",
+                       "resources": [{"name": "sandboxagents", "singularName": "sandboxagent", "namespaced": true,
+                                      "kind": "SandboxAgent", "verbs": ["get", "list", "watch", "create", "patch"]}]}),
+            );
+        }
         // Discovery, as agent-sandbox v0.5.x serves it: v1beta1 and the deprecated v1alpha1,
         // both with spec.service.
         for version in ["v1alpha1", "v1beta1"] {
@@ -329,7 +344,7 @@ impl FakeApi {
             }
             (Method::GET, None) => self.list(&route, &query, metadata_only),
             (Method::GET, Some(name)) => match self.get(route.plural, route.namespace.as_deref().unwrap_or(""), name) {
-                Some(o) => json_response(StatusCode::OK, o),
+                Some(o) => json_response(StatusCode::OK, self.as_served(&route, o)),
                 None => status_response(404, "NotFound", "not found"),
             },
             (Method::PATCH, Some(name)) => {
@@ -364,7 +379,7 @@ impl FakeApi {
             .filter(|((p, ns, _), o)| {
                 p == route.plural && route.namespace.as_ref().is_none_or(|n| n == ns) && selects(selector.as_deref(), o)
             })
-            .map(|(_, o)| if metadata_only { partial(o) } else { o.clone() })
+            .map(|(_, o)| if metadata_only { partial(o) } else { self.as_served(route, o.clone()) })
             .collect();
         let kind = if metadata_only { "PartialObjectMetadataList".to_string() } else { format!("{}List", route.kind) };
         json_response(
@@ -381,12 +396,16 @@ impl FakeApi {
     ) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
         let rx = self.changes.subscribe();
         let plural = route.plural;
+        let api_version = route_api_version(route);
+        let schema = self.schemas.lock().unwrap().get(&schema_key(&api_version, plural)).cloned();
         let namespace = route.namespace.clone();
         let selector = query.get("labelSelector").cloned();
         let since: u64 = query.get("resourceVersion").and_then(|v| v.parse().ok()).unwrap_or(0);
         let stream = futures::stream::unfold(rx, move |mut rx| {
             let namespace = namespace.clone();
             let selector = selector.clone();
+            let api_version = api_version.clone();
+            let schema = schema.clone();
             async move {
                 loop {
                     match rx.recv().await {
@@ -403,7 +422,11 @@ impl FakeApi {
                             {
                                 continue;
                             }
-                            let object = if metadata_only { partial(&c.object) } else { c.object.clone() };
+                            let object = if metadata_only {
+                                partial(&c.object)
+                            } else {
+                                served_as(&c.object, &api_version, schema.as_ref())
+                            };
                             let mut line = serde_json::to_vec(&json!({"type": c.type_, "object": object})).unwrap();
                             line.push(b'\n');
                             return Some((Ok::<_, Infallible>(Frame::data(Bytes::from(line))), rx));
@@ -488,7 +511,35 @@ impl FakeApi {
     }
 }
 
+impl FakeApi {
+    /// An object as the version `route` asks for sees it (conversion strategy None: the
+    /// apiVersion changes, and what that version's schema does not declare is pruned).
+    fn as_served(&self, route: &Route, o: Value) -> Value {
+        let api_version = route_api_version(route);
+        let schema = self.schemas.lock().unwrap().get(&schema_key(&api_version, route.plural)).cloned();
+        served_as(&o, &api_version, schema.as_ref())
+    }
+}
+
+fn served_as(o: &Value, api_version: &str, schema: Option<&Value>) -> Value {
+    let Some(schema) = schema.filter(|_| o["apiVersion"].as_str().is_some_and(|v| v != api_version)) else {
+        return o.clone();
+    };
+    let mut o = o.clone();
+    o["apiVersion"] = json!(api_version);
+    match apiserver_schema::admit(schema, o.clone(), None, apiserver_schema::Unknown::Prune) {
+        Ok(a) => a.object,
+        Err(_) => o,
+    }
+}
+
+/// "group/version" (or "v1") of a route.
+fn route_api_version(route: &Route) -> String {
+    route.prefix.strip_prefix("/apis/").or_else(|| route.prefix.strip_prefix("/api/")).unwrap_or("").to_string()
+}
+
 struct Route {
+    prefix: &'static str,
     plural: &'static str,
     kind: &'static str,
     namespace: Option<String>,
@@ -513,6 +564,7 @@ impl Route {
                 continue;
             }
             return Some(Route {
+                prefix,
                 plural,
                 kind,
                 namespace,
