@@ -9,7 +9,10 @@
 #      by the init container, settings from the ConfigMap, allowed 200 / denied 403
 #   c. the same for a Declarative agent run by a stand-in for kagent's runtime image (its
 #      own PATH, an entrypoint found through it): it starts, finds srt on its PATH, sees
-#      KAGENT_URL, its ServiceAccount name and kagent's /config files
+#      KAGENT_URL, its ServiceAccount name and kagent's /config files; config.json has the
+#      ModelConfig's model, the key comes from its Secret, the MCP tools are listed
+#   d. a skills agent: a stand-in skills-init clones a git skill from a repository in its
+#      image (no network) into /skills, read-only for the agent
 # Prints "PASS name" / "FAIL name: detail" per check and "podman: N passed, M failed";
 # exits 1 on any failure. Where podman cannot run (not root, no apt, podman info fails)
 # it prints "skipped: podman real-runtime test: <reason>", appends "podman-test<TAB>reason"
@@ -113,7 +116,8 @@ check() { # check NAME CMD...: one line for a command that must succeed
   if out=$("$@" 2>&1); then echo "PASS $name"; else echo "FAIL $name: $(tail -n 3 <<<"$out" | tr '\n' ' ')"; fi
 }
 finish() {
-  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE localhost/srt-standin-agent:test (podman rmi to remove)"
+  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE localhost/srt-standin-agent:test" \
+    "localhost/srt-git-base:bookworm localhost/srt-skills-init-standin:test (podman rmi to remove)"
   local now
   now=$(date +%s)
   echo "podman-test took $((now - started)) s ($((now - packages_done)) s after packages)"
@@ -301,16 +305,36 @@ spec:
   declarative:
     modelConfig: default-model-config
     systemMessage: You are the stand-in agent.
+    tools:
+    - type: McpServer
+      mcpServer: {name: kagent-tools, kind: RemoteMCPServer, toolNames: [k8s_get_resources, k8s_get_pod_logs]}
     deployment:
       imagePullPolicy: Never
+---
+apiVersion: kagent.dev/v1alpha2
+kind: ModelConfig
+metadata: {name: default-model-config, namespace: default}
+spec: {provider: OpenAI, model: gpt-4.1-mini, apiKeySecret: kagent-openai, apiKeySecretKey: OPENAI_API_KEY}
+---
+apiVersion: kagent.dev/v1alpha2
+kind: RemoteMCPServer
+metadata: {name: kagent-tools, namespace: default}
+spec: {description: kagent's tools, url: "http://kagent-tools.kagent:8084/mcp"}
+EOF
+# the model's key: render references it (secretKeyRef), podman fills it in (pod-from-render.py)
+cat > "$tmp/secrets.yaml" <<'EOF'
+apiVersion: v1
+kind: Secret
+metadata: {name: kagent-openai, namespace: default}
+stringData: {OPENAI_API_KEY: sk-standin}
 EOF
 where="kube standin"
 pod=standin-agent-pod
 if podman image exists "$STANDIN_IMAGE" \
   && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/standin.yaml" \
     > "$tmp/standin-rendered.yaml" \
-  && python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" "$tmp/standin-pod.yaml" \
-    "$tmp/standin-cm.yaml"; then
+  && SECRETS="$tmp/secrets.yaml" python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" \
+    "$tmp/standin-pod.yaml" "$tmp/standin-cm.yaml"; then
   pods+=("$pod")
   if ! kube_play "$pod" "$tmp/standin-cm.yaml" "$tmp/standin-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
@@ -335,6 +359,12 @@ if podman image exists "$STANDIN_IMAGE" \
       check "/config holds agent-card.json, config.json, srt-settings.json" \
         has "config_files=agent-card.json agent-spec.json config.json srt-settings.json "
       check "config.json carries the system message" has "instruction=You are the stand-in agent."
+      check "config.json's model is the ModelConfig's (type openai)" has "model_type=openai"
+      check "the model's API key is in OPENAI_API_KEY (from its Secret)" has "api_key_set=yes"
+      check "config.json lists the MCP server's tools" has "tools=k8s_get_resources,k8s_get_pod_logs "
+      check "the agent started (a model and its key, as kagent's runtime needs)" has "started=yes"
+      check "the rendered pod takes the key from the Secret, never a copy" \
+        grep -q "secretKeyRef" "$tmp/standin-rendered.yaml"
       check "agent-card.json names the agent" has "card_name=standin_agent"
       check "srt --settings \$KAGENT_SRT_SETTINGS_PATH bash -c runs from the agent" has "srt_run=ran-in-srt"
       check "the rendered pod runs as ServiceAccount standin-agent" \
@@ -345,4 +375,64 @@ if podman image exists "$STANDIN_IMAGE" \
 else
   record "$where" <<<"FAIL render or pod-from-render for the stand-in agent"
 fi
+
+# d. a skills agent: kagent's skills-init played by a stand-in (scripts/podman/
+# Containerfile.skills-init-standin) that clones a git skill from a repository inside its
+# image (file:///srv/skills.git, no network) into /skills, which the agent reads read-only
+GIT_BASE=localhost/srt-git-base:bookworm
+SKILLS_INIT_IMAGE=localhost/srt-skills-init-standin:test
+if ! podman image exists "$GIT_BASE"; then
+  log "mmdebstrap bookworm (minbase + bash, coreutils, git)"
+  if timeout 600 mmdebstrap --quiet --variant=minbase --include=bash,coreutils,ca-certificates,git bookworm \
+      "$tmp/git-rootfs.tar" >"$tmp/mmdebstrap-git.log" 2>&1; then
+    record build < <(check "podman import the Debian base with git as $GIT_BASE" \
+      timeout 300 podman import "$tmp/git-rootfs.tar" "$GIT_BASE")
+  else
+    record build <<<"FAIL mmdebstrap of the git base: $(tail -n 1 "$tmp/mmdebstrap-git.log")"
+  fi
+  rm -f "$tmp/git-rootfs.tar"
+fi
+record build < <(check "podman build -f scripts/podman/Containerfile.skills-init-standin -t $SKILLS_INIT_IMAGE" \
+  timeout 300 podman build --quiet --pull=never --network=none --build-arg BASE="$GIT_BASE" \
+  -f scripts/podman/Containerfile.skills-init-standin -t "$SKILLS_INIT_IMAGE" scripts/podman)
+python3 - "$tmp/standin.yaml" "$tmp/skills.yaml" <<'PY'
+import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+docs[0]["metadata"]["name"] = "skills-agent"
+docs[0]["spec"]["skills"] = {"gitRefs": [{"url": "file:///srv/skills.git", "ref": "main", "path": "skills/hello-skill"}]}
+yaml.safe_dump_all(docs, open(sys.argv[2], "w"), sort_keys=False)
+PY
+where="kube skills"
+pod=skills-agent-pod
+if podman image exists "$SKILLS_INIT_IMAGE" \
+  && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" --skills-init-image "$SKILLS_INIT_IMAGE" \
+    -f "$tmp/skills.yaml" > "$tmp/skills-rendered.yaml" \
+  && SECRETS="$tmp/secrets.yaml" python3 scripts/podman/pod-from-render.py "$tmp/skills-rendered.yaml" "$pod" \
+    "$tmp/skills-pod.yaml" "$tmp/skills-cm.yaml"; then
+  pods+=("$pod")
+  if ! kube_play "$pod" "$tmp/skills-cm.yaml" "$tmp/skills-pod.yaml"; then
+    record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+  else
+    ctr=$pod-kagent
+    for _ in $(seq 100); do
+      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
+      sleep 0.3
+    done
+    report=$(timeout 30 podman exec "$ctr" cat /tmp/standin-report 2>&1)
+    has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+    record "$where" < <({
+      check "skills-init cloned the git skill into /skills/hello-skill (its subPath)" has "skills=hello-skill "
+      check "the agent reads the skill" has "skill_md=# hello-skill"
+      check "KAGENT_SKILLS_FOLDER is /skills" has "skills_folder=/skills"
+      check "/skills is read-only for the agent" has "skills_writable=no"
+      check "the agent started" has "started=yes"
+      check "skills-init's log names the clone" \
+        bash -c "timeout 30 podman logs $pod-skills-init 2>&1 | grep -q 'cloning file:///srv/skills.git (ref=main) into /skills/hello-skill'"
+    } 2>&1)
+  fi
+  pod_rm "$pod"
+else
+  record "$where" <<<"FAIL render or pod-from-render for the skills agent"
+fi
 finish
+

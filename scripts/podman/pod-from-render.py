@@ -2,12 +2,15 @@
 """Turn `srt-controller render` output into what `podman kube play` takes: the ConfigMap
 as its own file (for --configmap) and the Sandbox's podTemplate as a Pod.
 Usage: pod-from-render.py RENDERED POD_NAME OUT_POD OUT_CONFIGMAP [SECCOMP_LOCALHOST_PROFILE]
+With SECRETS=FILE in the environment, env vars taken from a Secret key (secretKeyRef) get
+that key's value from the Secret manifests in FILE: podman 4.3 has no Kubernetes Secrets.
 With SECCOMP_LOCALHOST_PROFILE the pod carries the annotation podman 4.x reads for a
 custom profile (seccomp.security.alpha.kubernetes.io/pod: localhost/<file>, resolved
 under --seccomp-profile-root); podman ignores securityContext.seccompProfile, and
 without the annotation uses its own default profile, which is what RuntimeDefault means.
 Everything else is the rendered pod as it is, except what podman 4.3 refuses (below).
 """
+import os
 import sys
 
 import yaml
@@ -37,7 +40,18 @@ values = {"metadata.namespace": namespace, "spec.serviceAccountName": account}
 tokens = [v["name"] for v in template["spec"].get("volumes", [])
           if any("serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))]
 template["spec"]["volumes"] = [v for v in template["spec"].get("volumes", []) if v["name"] not in tokens]
+secrets = {}
+if os.environ.get("SECRETS"):
+    with open(os.environ["SECRETS"]) as f:
+        for d in yaml.safe_load_all(f):
+            if d and d.get("kind") == "Secret":
+                secrets[d["metadata"]["name"]] = d.get("stringData", {})
 for container in template["spec"].get("containers", []) + template["spec"].get("initContainers", []):
+    for env in container.get("env", []):
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref and ref["name"] in secrets and ref["key"] in secrets[ref["name"]]:
+            env.pop("valueFrom")
+            env["value"] = secrets[ref["name"]][ref["key"]]
     container.pop("ports", None)
     container["volumeMounts"] = [m for m in container.get("volumeMounts", []) if m["name"] not in tokens]
     for env in container.get("env", []):
