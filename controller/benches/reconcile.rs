@@ -45,6 +45,10 @@ const AGENTS: usize = 1000;
 fn instant_client() -> Client {
     let svc = tower::service_fn(|req: Request<Body>| async move {
         let path = req.uri().path().to_string();
+        if path.contains("/modelconfigs/") {
+            let mc = serde_json::to_vec(&fake_apiserver::model_config_json("bench")).unwrap();
+            return Ok::<_, Infallible>(Response::new(Body::from(mc)));
+        }
         let object = ["/configmaps/", "/serviceaccounts/", "/sandboxes/"].iter().any(|k| path.contains(k));
         if req.method() == http::Method::GET && object {
             // the agent's objects do not exist yet
@@ -101,8 +105,8 @@ async fn reconcile_all(agents: &[SandboxAgent]) -> Duration {
 }
 
 /// The API traffic of one reconcile of a new agent, made directly with the same bodies
-/// (computed beforehand): the ConfigMap, ServiceAccount and Sandbox each read and applied, the status
-/// apply, the event.
+/// (computed beforehand): the ModelConfig read, the ConfigMap, ServiceAccount and Sandbox each
+/// read and applied, the status apply, the event.
 async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let client = instant_client();
     let params = PatchParams::apply("srt-controller").force();
@@ -134,8 +138,14 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
         Api::namespaced_with(client.clone(), "bench", &controller::discovery::SandboxVersion::V1beta1.resource());
     let statuses: Api<SandboxAgent> = Api::namespaced(client.clone(), "bench");
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), "bench");
+    let models: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "bench",
+        &controller::reconcile::api_resource(controller::refs::Kind::ModelConfig),
+    );
     let start = Instant::now();
     for (name, d, sandbox, status, event) in &prepared {
+        assert!(models.get_opt("default-model-config").await.unwrap().is_some());
         assert!(cms.get_opt(&format!("{name}-srt-settings")).await.unwrap().is_none());
         cms.patch(&format!("{name}-srt-settings"), &params, &Patch::Apply(&d.settings)).await.unwrap();
         if let Some(sa) = &d.service_account {
