@@ -410,7 +410,8 @@ if podman image exists "$SKILLS_INIT_IMAGE" \
   && SECRETS="$tmp/secrets.yaml" python3 scripts/podman/pod-from-render.py "$tmp/skills-rendered.yaml" "$pod" \
     "$tmp/skills-pod.yaml" "$tmp/skills-cm.yaml"; then
   pods+=("$pod")
-  if ! kube_play "$pod" "$tmp/skills-cm.yaml" "$tmp/skills-pod.yaml"; then
+  # the skills-init config's own ConfigMap (pod-from-render.py: podman ignores `items`)
+  if ! kube_play "$pod" "$tmp/skills-cm.yaml,$tmp/skills-cm-items.yaml" "$tmp/skills-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
     ctr=$pod-kagent
@@ -426,8 +427,9 @@ if podman image exists "$SKILLS_INIT_IMAGE" \
       check "KAGENT_SKILLS_FOLDER is /skills" has "skills_folder=/skills"
       check "/skills is read-only for the agent" has "skills_writable=no"
       check "the agent started" has "started=yes"
-      check "skills-init's log names the clone" \
-        bash -c "timeout 30 podman logs $pod-skills-init 2>&1 | grep -q 'cloning file:///srv/skills.git (ref=main) into /skills/hello-skill'"
+      check "skills-init cloned from the repository in its image" \
+        has "skills_init_log: cloning file:///srv/skills.git (ref=main) into /skills/hello-skill"
+      check "skills-init ran as uid 1001" has "skills_init_log: skills-init uid=1001"
     } 2>&1)
   fi
   pod_rm "$pod"

@@ -59,6 +59,21 @@ for container in template["spec"].get("containers", []) + template["spec"].get("
         if field in values:
             env.pop("valueFrom")
             env["value"] = values[field]
+# podman 4.3 mounts every key of a configMap volume and ignores `items` (Kubernetes mounts
+# only the listed keys, under their paths): such a volume gets a ConfigMap of its own with
+# just those keys under those names, written beside OUT_CONFIGMAP as <name>-items.yaml
+items_maps = []
+for v in template["spec"].get("volumes", []):
+    cm = v.get("configMap")
+    if cm and cm.get("items"):
+        data = {i["path"]: configmap["data"][i["key"]] for i in cm["items"]}
+        name = cm["name"] + "-" + v["name"]
+        items_maps.append({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": name, "namespace": namespace}, "data": data})
+        v["configMap"] = {"name": name}
+if items_maps:
+    with open(out_cm[:-len(".yaml")] + "-items.yaml", "w") as f:
+        yaml.safe_dump_all(items_maps, f, sort_keys=False)
 # podman 4.3 applies the pod's restart policy (Always when unset) to init containers too and
 # restarts the finished cp again and again (containers/podman#16343); OnFailure starts it once
 template["spec"].setdefault("restartPolicy", "OnFailure")

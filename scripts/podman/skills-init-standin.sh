@@ -6,6 +6,10 @@
 # (file:///srv/skills.git): no network.
 set -eu
 cfg=/etc/kagent/skills-init/config.json
+# podman removes a finished init container with its log: keep a copy where the test (through
+# the agent) can read it; `ls` does not list it
+exec > >(tee -a /skills/.skills-init.log) 2>&1
+echo "skills-init uid=$(id -u)"
 # one {...} per gitRefs entry (compact JSON, no nested objects inside an entry)
 grep -o '"gitRefs":\[[^]]*\]' "$cfg" | grep -o '{[^{}]*}' | while read -r ref; do
   field() { grep -o "\"$1\":\"[^\"]*\"" <<<"$ref" | sed "s/^\"$1\":\"//; s/\"\$//"; }

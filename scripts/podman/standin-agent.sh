@@ -45,6 +45,7 @@ esac
     echo "skills=$(ls "$KAGENT_SKILLS_FOLDER" | sort | tr '\n' ' ')"
     echo "skill_md=$(head -n 1 "$KAGENT_SKILLS_FOLDER"/*/SKILL.md 2>&1)"
     echo "skills_writable=$(touch "$KAGENT_SKILLS_FOLDER/x" 2>/dev/null && echo yes || echo no)"
+    cat "$KAGENT_SKILLS_FOLDER/.skills-init.log" 2>/dev/null | sed 's/^/skills_init_log: /'
   }
   # how kagent's runtimes run a skill's command
   echo "srt_run=$(cd /tmp && srt --settings "${KAGENT_SRT_SETTINGS_PATH:-}" bash -c 'echo ran-in-srt' 2>&1 | tail -n 1)"
