@@ -286,6 +286,17 @@ for profile in "${profiles[@]}"; do
   pod_rm "$pod"
 done
 
+# read_report CONTAINER: waits for the stand-in agent's report (/tmp/standin-report) and sets
+# $report; has LINE then checks the report holds exactly that line
+read_report() {
+  for _ in $(seq 100); do
+    timeout 10 podman exec "$1" test -f /tmp/standin-report 2>/dev/null && break
+    sleep 0.3
+  done
+  report=$(timeout 30 podman exec "$1" cat /tmp/standin-report 2>&1)
+}
+has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+
 # c. a Declarative agent on a stand-in for kagent's runtime image (scripts/podman/
 # Containerfile.standin: PATH=/opt/agent/bin:..., ENTRYPOINT ["standin-agent"]), given to
 # srt-controller as --runtime-image like kagent's app image; podman's default profile
@@ -339,14 +350,7 @@ if podman image exists "$STANDIN_IMAGE" \
   if ! kube_play "$pod" "$tmp/standin-cm.yaml" "$tmp/standin-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
-    ctr=$pod-kagent
-    for _ in $(seq 100); do
-      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
-      sleep 0.3
-    done
-    report=$(timeout 30 podman exec "$ctr" cat /tmp/standin-report 2>&1)
-    # has LINE: the agent's report holds exactly that line
-    has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+    read_report "$pod-kagent"
     record "$where" < <({
       check "started by its ENTRYPOINT through the image's own PATH" has "argv0=/opt/agent/bin/standin-agent"
       check "the image's PATH is kept (not replaced)" \
@@ -414,13 +418,7 @@ if podman image exists "$SKILLS_INIT_IMAGE" \
   if ! kube_play "$pod" "$tmp/skills-cm.yaml,$tmp/skills-cm-items.yaml" "$tmp/skills-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
-    ctr=$pod-kagent
-    for _ in $(seq 100); do
-      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
-      sleep 0.3
-    done
-    report=$(timeout 30 podman exec "$ctr" cat /tmp/standin-report 2>&1)
-    has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+    read_report "$pod-kagent"
     record "$where" < <({
       check "skills-init cloned the git skill into /skills/hello-skill (its subPath)" has "skills=hello-skill "
       check "the agent reads the skill" has "skill_md=# hello-skill"

@@ -34,12 +34,16 @@ pub fn foreign_spec_writers(sandbox: &DynamicObject) -> Vec<ForeignWriter> {
         .filter(|e| e.manager.as_deref() != Some(FIELD_MANAGER))
         .filter(|e| e.subresource.as_deref().unwrap_or("").is_empty())
         .filter(|e| e.fields_v1.as_ref().is_some_and(|f| f.0.get("f:spec").is_some()))
-        .map(|e| ForeignWriter {
-            manager: e.manager.clone().unwrap_or_else(|| "(unnamed)".into()),
-            operation: e.operation.clone().unwrap_or_default(),
-            time: e.time.as_ref().map(|t| t.0.to_string()),
-        })
+        .map(writer)
         .collect()
+}
+
+fn writer(e: &ManagedFieldsEntry) -> ForeignWriter {
+    ForeignWriter {
+        manager: e.manager.clone().unwrap_or_else(|| "(unnamed)".into()),
+        operation: e.operation.clone().unwrap_or_default(),
+        time: e.time.as_ref().map(|t| t.0.to_string()),
+    }
 }
 
 /// The reason while another manager writes the agent's status conditions (kagent >= v0.10
@@ -54,11 +58,7 @@ pub fn foreign_status_writers(entries: &[ManagedFieldsEntry]) -> Vec<ForeignWrit
         .filter(|e| e.manager.as_deref() != Some(FIELD_MANAGER))
         .filter(|e| e.subresource.as_deref() == Some("status"))
         .filter(|e| e.fields_v1.as_ref().is_some_and(|f| f.0.pointer("/f:status/f:conditions").is_some()))
-        .map(|e| ForeignWriter {
-            manager: e.manager.clone().unwrap_or_else(|| "(unnamed)".into()),
-            operation: e.operation.clone().unwrap_or_default(),
-            time: e.time.as_ref().map(|t| t.0.to_string()),
-        })
+        .map(writer)
         .collect()
 }
 
