@@ -36,9 +36,11 @@ enum Command {
     /// Print the objects the controller would create for the agents in a YAML file (no
     /// cluster needed). Exits 1, naming the problem, when an agent would not be accepted.
     Render {
-        /// SandboxAgent manifest(s); `-` reads standard input.
-        #[arg(short = 'f', long = "file", value_name = "FILE")]
-        file: PathBuf,
+        /// SandboxAgent manifest(s) and the objects they refer to (ModelConfigs, tool servers,
+        /// agents, ConfigMaps; Secrets are skipped); repeat -f for more files; `-` reads
+        /// standard input.
+        #[arg(short = 'f', long = "file", value_name = "FILE", required = true)]
+        file: Vec<PathBuf>,
         /// The agent-sandbox release to write the Sandbox for (`run` asks the cluster): before
         /// 0.4.6 without spec.service, from 0.5.0 as agents.x-k8s.io/v1beta1.
         #[arg(long = "agent-sandbox", value_name = "RELEASE", default_value = controller::render::DEFAULT_RELEASE)]
@@ -109,7 +111,7 @@ fn crd_over(file: &PathBuf) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn render(file: &PathBuf, release: &str, options: &Options) -> ExitCode {
+fn render(files: &[PathBuf], release: &str, options: &Options) -> ExitCode {
     let api = match SandboxApiInfo::for_release(release) {
         Ok(api) => api,
         Err(e) => {
@@ -117,25 +119,19 @@ fn render(file: &PathBuf, release: &str, options: &Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (text, origin) = if file.as_os_str() == "-" {
-        let mut s = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
-            eprintln!("srt-controller: cannot read standard input: {e}");
-            return ExitCode::from(2);
-        }
-        (s, "<stdin>".to_string())
-    } else {
-        match std::fs::read_to_string(file) {
-            Ok(s) => (s, file.display().to_string()),
+    let mut inputs = Vec::new();
+    for file in files {
+        match read_input(file) {
+            Ok(input) => inputs.push(input),
             Err(e) => {
-                eprintln!("srt-controller: cannot read {}: {e}", file.display());
+                eprintln!("srt-controller: {e}");
                 return ExitCode::from(2);
             }
         }
-    };
+    }
     let mut options = options.clone();
     options.otel_env = controller::options::otel_from_process();
-    match controller::render::render(&text, &origin, &options, &api) {
+    match controller::render::render_all(&inputs, &options, &api) {
         Ok(out) => {
             print!("{out}");
             ExitCode::SUCCESS

@@ -107,6 +107,11 @@ impl Lookup {
         self.objects.insert(r, object);
     }
 
+    /// Adds what `other` knows.
+    pub fn extend(&mut self, other: Lookup) {
+        self.objects.extend(other.objects);
+    }
+
     pub fn get(&self, r: &ObjRef) -> Found<'_> {
         match self.objects.get(r) {
             Some(Some(v)) => Found::Present(v),

@@ -32,7 +32,11 @@ pub enum RenderError {
 
 /// Reads every SandboxAgent in `text` (the other documents go to [`parse`]'s lookup).
 pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, RenderError> {
-    parse(text, origin).map(|(agents, _)| agents)
+    let (agents, _) = parse(text, origin)?;
+    if agents.is_empty() {
+        return Err(RenderError::Empty { origin: origin.into() });
+    }
+    Ok(agents)
 }
 
 /// Reads the SandboxAgents in `text` and, as a complete lookup, the objects they may refer
@@ -78,9 +82,6 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
         })?;
         agents.push(agent);
     }
-    if agents.is_empty() {
-        return Err(RenderError::Empty { origin: origin.into() });
-    }
     Ok((agents, lookup))
 }
 
@@ -112,8 +113,25 @@ pub fn render_agent(
 
 /// Renders every agent in `text`; the first rejection stops with its reason.
 pub fn render(text: &str, origin: &str, opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
+    render_all(&[(text.to_string(), origin.to_string())], opts, api)
+}
+
+/// Renders every agent in several inputs (text, origin), each agent with the objects of all
+/// of them: an agent in one file may refer to a ModelConfig in another.
+pub fn render_all(inputs: &[(String, String)], opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
+    let mut agents = Vec::new();
+    let mut lookup = Lookup::complete();
+    for (text, origin) in inputs {
+        // a file of referenced objects alone is fine when another file has the agents
+        let (a, l) = parse(text, origin)?;
+        agents.extend(a);
+        lookup.extend(l);
+    }
+    if agents.is_empty() {
+        let origins: Vec<&str> = inputs.iter().map(|(_, o)| o.as_str()).collect();
+        return Err(RenderError::Empty { origin: origins.join(", ") });
+    }
     let mut out = String::new();
-    let (agents, lookup) = parse(text, origin)?;
     for agent in agents {
         out.push_str(&render_agent(&agent, opts, api, &lookup)?);
     }
