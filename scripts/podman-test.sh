@@ -9,9 +9,13 @@
 #      by the init container, settings from the ConfigMap, allowed 200 / denied 403
 #   c. the same for a Declarative agent run by a stand-in for kagent's runtime image (its
 #      own PATH, an entrypoint found through it): it starts, finds srt on its PATH, sees
-#      KAGENT_URL, its ServiceAccount name and kagent's /config files
-#   d. credentials: that agent with OPENAI_API_KEY from a Secret, a Secret volume and a
-#      stand-in kagent token; the agent has them, commands run through srt do not
+#      KAGENT_URL, its ServiceAccount name and kagent's /config files; config.json has the
+#      ModelConfig's model, the key comes from its Secret, the MCP tools are listed
+#   d. credentials: a Declarative agent whose ModelConfig's key (OPENAI_API_KEY) and a spec
+#      variable (ACME_LICENSE) come from a Secret, with a Secret volume and a stand-in kagent
+#      token; the agent has them, commands run through srt do not
+#   e. a skills agent: a stand-in skills-init clones a git skill from a repository in its
+#      image (no network) into /skills, read-only for the agent
 # Prints "PASS name" / "FAIL name: detail" per check and "podman: N passed, M failed";
 # exits 1 on any failure. Where podman cannot run (not root, no apt, podman info fails)
 # it prints "skipped: podman real-runtime test: <reason>", appends "podman-test<TAB>reason"
@@ -117,7 +121,8 @@ check() { # check NAME CMD...: one line for a command that must succeed
   if out=$("$@" 2>&1); then echo "PASS $name"; else echo "FAIL $name: $(tail -n 3 <<<"$out" | tr '\n' ' ')"; fi
 }
 finish() {
-  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE localhost/srt-standin-agent:test (podman rmi to remove)"
+  echo "images kept: $BASE_IMAGE $SRT_IMAGE $CONTROLLER_IMAGE localhost/srt-standin-agent:test" \
+    "localhost/srt-git-base:bookworm localhost/srt-skills-init-standin:test (podman rmi to remove)"
   local now
   now=$(date +%s)
   echo "podman-test took $((now - started)) s ($((now - packages_done)) s after packages)"
@@ -286,6 +291,17 @@ for profile in "${profiles[@]}"; do
   pod_rm "$pod"
 done
 
+# read_report CONTAINER: waits for the stand-in agent's report (/tmp/standin-report) and sets
+# $report; has LINE then checks the report holds exactly that line
+read_report() {
+  for _ in $(seq 100); do
+    timeout 10 podman exec "$1" test -f /tmp/standin-report 2>/dev/null && break
+    sleep 0.3
+  done
+  report=$(timeout 30 podman exec "$1" cat /tmp/standin-report 2>&1)
+}
+has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+
 # c. a Declarative agent on a stand-in for kagent's runtime image (scripts/podman/
 # Containerfile.standin: PATH=/opt/agent/bin:..., ENTRYPOINT ["standin-agent"]), given to
 # srt-controller as --runtime-image like kagent's app image; podman's default profile
@@ -305,28 +321,41 @@ spec:
   declarative:
     modelConfig: default-model-config
     systemMessage: You are the stand-in agent.
+    tools:
+    - type: McpServer
+      mcpServer: {name: kagent-tools, kind: RemoteMCPServer, toolNames: [k8s_get_resources, k8s_get_pod_logs]}
     deployment:
       imagePullPolicy: Never
+---
+apiVersion: kagent.dev/v1alpha2
+kind: ModelConfig
+metadata: {name: default-model-config, namespace: default}
+spec: {provider: OpenAI, model: gpt-4.1-mini, apiKeySecret: kagent-openai, apiKeySecretKey: OPENAI_API_KEY}
+---
+apiVersion: kagent.dev/v1alpha2
+kind: RemoteMCPServer
+metadata: {name: kagent-tools, namespace: default}
+spec: {description: kagent's tools, url: "http://kagent-tools.kagent:8084/mcp"}
+EOF
+# the model's key: render references it (secretKeyRef), podman fills it in (pod-from-render.py)
+cat > "$tmp/secrets.yaml" <<'EOF'
+apiVersion: v1
+kind: Secret
+metadata: {name: kagent-openai, namespace: default}
+stringData: {OPENAI_API_KEY: sk-standin}
 EOF
 where="kube standin"
 pod=standin-agent-pod
 if podman image exists "$STANDIN_IMAGE" \
   && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/standin.yaml" \
     > "$tmp/standin-rendered.yaml" \
-  && python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" "$tmp/standin-pod.yaml" \
-    "$tmp/standin-cm.yaml"; then
+  && SECRETS="$tmp/secrets.yaml" python3 scripts/podman/pod-from-render.py "$tmp/standin-rendered.yaml" "$pod" \
+    "$tmp/standin-pod.yaml" "$tmp/standin-cm.yaml"; then
   pods+=("$pod")
   if ! kube_play "$pod" "$tmp/standin-cm.yaml" "$tmp/standin-pod.yaml"; then
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
-    ctr=$pod-kagent
-    for _ in $(seq 100); do
-      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
-      sleep 0.3
-    done
-    report=$(timeout 30 podman exec "$ctr" cat /tmp/standin-report 2>&1)
-    # has LINE: the agent's report holds exactly that line
-    has() { grep -qxF -- "$1" <<<"$report" || { echo "report: $(tr '\n' ' ' <<<"$report")"; return 1; }; }
+    read_report "$pod-kagent"
     record "$where" < <({
       check "started by its ENTRYPOINT through the image's own PATH" has "argv0=/opt/agent/bin/standin-agent"
       check "the image's PATH is kept (not replaced)" \
@@ -339,6 +368,12 @@ if podman image exists "$STANDIN_IMAGE" \
       check "/config holds agent-card.json, config.json, srt-settings.json" \
         has "config_files=agent-card.json agent-spec.json config.json srt-settings.json "
       check "config.json carries the system message" has "instruction=You are the stand-in agent."
+      check "config.json's model is the ModelConfig's (type openai)" has "model_type=openai"
+      check "the model's API key is in OPENAI_API_KEY (from its Secret)" has "api_key_set=yes"
+      check "config.json lists the MCP server's tools" has "tools=k8s_get_resources,k8s_get_pod_logs "
+      check "the agent started (a model and its key, as kagent's runtime needs)" has "started=yes"
+      check "the rendered pod takes the key from the Secret, never a copy" \
+        grep -q "secretKeyRef" "$tmp/standin-rendered.yaml"
       check "agent-card.json names the agent" has "card_name=standin_agent"
       check "srt --settings \$KAGENT_SRT_SETTINGS_PATH bash -c runs from the agent" has "srt_run=ran-in-srt"
       check "the rendered pod runs as ServiceAccount standin-agent" \
@@ -350,12 +385,13 @@ else
   record "$where" <<<"FAIL render or pod-from-render for the stand-in agent"
 fi
 
-# d. credentials (issue 21): the stand-in agent again, its container given OPENAI_API_KEY and
-# ACME_LICENSE (no credential rule knows that name) from a Secret (secretKeyRef) and a Secret
-# volume under /data, and kagent's token as a stand-in
-# Secret at /var/run/secrets/tokens (podman mints no tokens). podman 4.3.1 reads a
-# secretKeyRef's podman secret as JSON {key: base64} and a Secret volume's as a Secret's
-# `data` (written out as given, base64 or not), hence two forms
+# d. credentials (issue 21): a Declarative agent on the stand-in image whose ModelConfig takes
+# its API key from a Secret (rendered as OPENAI_API_KEY with a secretKeyRef, as kagent's
+# translator does), whose spec adds ACME_LICENSE (no credential rule knows that name: only the
+# exclusion by name keeps it out) from the same Secret and a Secret volume under /data, and
+# kagent's token as a stand-in Secret at /var/run/secrets/tokens (podman mints no tokens).
+# podman 4.3.1 reads a secretKeyRef's podman secret as JSON {key: base64} and a Secret
+# volume's as a Secret's `data` (written out as given, base64 or not), hence two forms
 where="kube credentials"
 pod=creds-agent-pod
 key="sk-proj-CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
@@ -380,14 +416,11 @@ metadata:
   namespace: default
 spec:
   declarative:
-    modelConfig: default-model-config
+    modelConfig: creds-model
     systemMessage: You hold credentials.
     deployment:
       imagePullPolicy: Never
       env:
-      - name: OPENAI_API_KEY
-        valueFrom:
-          secretKeyRef: {name: $prefix-model, key: api-key}
       - name: ACME_LICENSE
         valueFrom:
           secretKeyRef: {name: $prefix-model, key: license}
@@ -398,12 +431,27 @@ spec:
       - name: creds
         mountPath: /data/creds
         readOnly: true
+---
+apiVersion: kagent.dev/v1alpha2
+kind: ModelConfig
+metadata: {name: creds-model, namespace: default}
+spec: {provider: OpenAI, model: gpt-4.1-mini, apiKeySecret: $prefix-model, apiKeySecretKey: api-key}
 EOF
-settings_protect() { # the rendered settings exclude the key and deny both credential mounts
+settings_protect() { # the rendered settings exclude both variables and deny both credential mounts
   python3 -c 'import json, sys, yaml
 s = json.loads(yaml.safe_load(open(sys.argv[1]))["data"]["srt-settings.json"])
 assert s["environment"]["exclude"] == ["ACME_LICENSE", "OPENAI_API_KEY"], s
 assert s["filesystem"]["denyRead"] == ["/data/creds", "/var/run/secrets"], s' "$1"
+}
+model_key_ref() { # the agent container's OPENAI_API_KEY is the ModelConfig's Secret key, by reference
+  python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+sandbox = next(d for d in docs if d["kind"] == "Sandbox")
+c = next(c for c in sandbox["spec"]["podTemplate"]["spec"]["containers"] if c["name"] == "kagent")
+env = [e for e in c["env"] if e["name"] == "OPENAI_API_KEY"]
+assert len(env) == 1 and env[0]["valueFrom"]["secretKeyRef"] == {"name": sys.argv[2], "key": "api-key"}, env
+cm = next(d for d in docs if d["kind"] == "ConfigMap")
+assert "\"type\":\"openai\"" in cm["data"]["config.json"], cm["data"]["config.json"]' "$1" "$2"
 }
 if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
   && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/creds.yaml" > "$tmp/creds-rendered.yaml" \
@@ -414,13 +462,13 @@ if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
     record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
   else
     ctr=$pod-kagent
-    for _ in $(seq 100); do
-      timeout 10 podman exec "$ctr" test -f /tmp/standin-report 2>/dev/null && break
-      sleep 0.3
-    done
+    read_report "$ctr"
     record "$where" < <({
+      check "the rendered pod takes OPENAI_API_KEY from the ModelConfig's Secret (secretKeyRef)" \
+        model_key_ref "$tmp/creds-rendered.yaml" "$prefix-model"
       check "the rendered settings exclude ACME_LICENSE, OPENAI_API_KEY, deny /data/creds, /var/run/secrets" \
         settings_protect "$tmp/creds-cm.yaml"
+      check "the agent started with its ModelConfig's model and key" has "started=yes"
       timeout 120 podman exec "$ctr" bash -c "$(cat scripts/podman/credentials.sh)" credentials \
         /data/creds/token "$key" "$license"
     } 2>&1)
@@ -428,5 +476,60 @@ if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
   pod_rm "$pod"
 else
   record "$where" <<<"FAIL podman secret create, render or pod-from-render for the credentials agent"
+fi
+
+# e. a skills agent: kagent's skills-init played by a stand-in (scripts/podman/
+# Containerfile.skills-init-standin) that clones a git skill from a repository inside its
+# image (file:///srv/skills.git, no network) into /skills, which the agent reads read-only
+GIT_BASE=localhost/srt-git-base:bookworm
+SKILLS_INIT_IMAGE=localhost/srt-skills-init-standin:test
+if ! podman image exists "$GIT_BASE"; then
+  log "mmdebstrap bookworm (minbase + bash, coreutils, git)"
+  if timeout 600 mmdebstrap --quiet --variant=minbase --include=bash,coreutils,ca-certificates,git bookworm \
+      "$tmp/git-rootfs.tar" >"$tmp/mmdebstrap-git.log" 2>&1; then
+    record build < <(check "podman import the Debian base with git as $GIT_BASE" \
+      timeout 300 podman import "$tmp/git-rootfs.tar" "$GIT_BASE")
+  else
+    record build <<<"FAIL mmdebstrap of the git base: $(tail -n 1 "$tmp/mmdebstrap-git.log")"
+  fi
+  rm -f "$tmp/git-rootfs.tar"
+fi
+record build < <(check "podman build -f scripts/podman/Containerfile.skills-init-standin -t $SKILLS_INIT_IMAGE" \
+  timeout 300 podman build --quiet --pull=never --network=none --build-arg BASE="$GIT_BASE" \
+  -f scripts/podman/Containerfile.skills-init-standin -t "$SKILLS_INIT_IMAGE" scripts/podman)
+python3 - "$tmp/standin.yaml" "$tmp/skills.yaml" <<'PY'
+import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+docs[0]["metadata"]["name"] = "skills-agent"
+docs[0]["spec"]["skills"] = {"gitRefs": [{"url": "file:///srv/skills.git", "ref": "main", "path": "skills/hello-skill"}]}
+yaml.safe_dump_all(docs, open(sys.argv[2], "w"), sort_keys=False)
+PY
+where="kube skills"
+pod=skills-agent-pod
+if podman image exists "$SKILLS_INIT_IMAGE" \
+  && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" --skills-init-image "$SKILLS_INIT_IMAGE" \
+    -f "$tmp/skills.yaml" > "$tmp/skills-rendered.yaml" \
+  && SECRETS="$tmp/secrets.yaml" python3 scripts/podman/pod-from-render.py "$tmp/skills-rendered.yaml" "$pod" \
+    "$tmp/skills-pod.yaml" "$tmp/skills-cm.yaml"; then
+  pods+=("$pod")
+  # the skills-init config's own ConfigMap (pod-from-render.py: podman ignores `items`)
+  if ! kube_play "$pod" "$tmp/skills-cm.yaml,$tmp/skills-cm-items.yaml" "$tmp/skills-pod.yaml"; then
+    record "$where" <<<"FAIL podman kube play (3 attempts): $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+  else
+    read_report "$pod-kagent"
+    record "$where" < <({
+      check "skills-init cloned the git skill into /skills/hello-skill (its subPath)" has "skills=hello-skill "
+      check "the agent reads the skill" has "skill_md=# hello-skill"
+      check "KAGENT_SKILLS_FOLDER is /skills" has "skills_folder=/skills"
+      check "/skills is read-only for the agent" has "skills_writable=no"
+      check "the agent started" has "started=yes"
+      check "skills-init cloned from the repository in its image" \
+        has "skills_init_log: cloning file:///srv/skills.git (ref=main) into /skills/hello-skill"
+      check "skills-init ran as uid 1001" has "skills_init_log: skills-init uid=1001"
+    } 2>&1)
+  fi
+  pod_rm "$pod"
+else
+  record "$where" <<<"FAIL render or pod-from-render for the skills agent"
 fi
 finish

@@ -10,6 +10,8 @@
 //!
 //! `cargo bench -p controller --bench reconcile`
 
+#[path = "../tests/apiserver_schema/mod.rs"]
+mod apiserver_schema;
 #[path = "../tests/fake_apiserver/mod.rs"]
 mod fake_apiserver;
 
@@ -21,6 +23,14 @@ use controller::crd::SandboxAgent;
 use controller::options::Options;
 use controller::reconcile::{reconcile, Context};
 use fake_apiserver::{agent_json, write_kubeconfig, FakeApi};
+
+/// The ModelConfig the bench agents use, as a complete lookup.
+fn bench_lookup() -> controller::refs::Lookup {
+    let mut l = controller::refs::Lookup::complete();
+    let r = controller::refs::ObjRef::new(controller::refs::Kind::ModelConfig, "bench", "default-model-config");
+    l.insert(r, Some(fake_apiserver::model_config_json("bench")));
+    l
+}
 use http::{Request, Response};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
@@ -35,6 +45,10 @@ const AGENTS: usize = 1000;
 fn instant_client() -> Client {
     let svc = tower::service_fn(|req: Request<Body>| async move {
         let path = req.uri().path().to_string();
+        if path.contains("/modelconfigs/") {
+            let mc = serde_json::to_vec(&fake_apiserver::model_config_json("bench")).unwrap();
+            return Ok::<_, Infallible>(Response::new(Body::from(mc)));
+        }
         let object = ["/configmaps/", "/serviceaccounts/", "/sandboxes/"].iter().any(|k| path.contains(k));
         if req.method() == http::Method::GET && object {
             // the agent's objects do not exist yet
@@ -91,8 +105,8 @@ async fn reconcile_all(agents: &[SandboxAgent]) -> Duration {
 }
 
 /// The API traffic of one reconcile of a new agent, made directly with the same bodies
-/// (computed beforehand): the ConfigMap, ServiceAccount and Sandbox each read and applied, the status
-/// apply, the event.
+/// (computed beforehand): the ModelConfig read, the ConfigMap, ServiceAccount and Sandbox each
+/// read and applied, the status apply, the event.
 async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let client = instant_client();
     let params = PatchParams::apply("srt-controller").force();
@@ -100,7 +114,7 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
     let prepared: Vec<_> = agents
         .iter()
         .map(|a| {
-            let d = controller::objects::desired(a, &opts).unwrap();
+            let d = controller::objects::desired(a, &opts, &bench_lookup()).unwrap();
             let api = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
             let sandbox = d.sandbox(&api, &opts);
             let status = json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "status": {
@@ -124,8 +138,14 @@ async fn bare_calls(agents: &[SandboxAgent]) -> Duration {
         Api::namespaced_with(client.clone(), "bench", &controller::discovery::SandboxVersion::V1beta1.resource());
     let statuses: Api<SandboxAgent> = Api::namespaced(client.clone(), "bench");
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), "bench");
+    let models: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "bench",
+        &controller::reconcile::api_resource(controller::refs::Kind::ModelConfig),
+    );
     let start = Instant::now();
     for (name, d, sandbox, status, event) in &prepared {
+        assert!(models.get_opt("default-model-config").await.unwrap().is_some());
         assert!(cms.get_opt(&format!("{name}-srt-settings")).await.unwrap().is_none());
         cms.patch(&format!("{name}-srt-settings"), &params, &Patch::Apply(&d.settings)).await.unwrap();
         if let Some(sa) = &d.service_account {
@@ -161,6 +181,9 @@ async fn binary_run(n: usize) -> (Duration, u64, u64) {
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
     for i in 0..n {
         api.create("sandboxagents", agent_json("bench", &format!("agent-{i}"), &["api.github.com", "*.pypi.org"]));
+        if i == 0 {
+            api.create("modelconfigs", fake_apiserver::model_config_json("bench"));
+        }
     }
     let dir = srt_tests::scratch_dir("controller-bench");
     let kubeconfig = write_kubeconfig(&dir, fake.addr);

@@ -49,7 +49,13 @@ pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection>
     Ok(deployment)
 }
 
-/// Every entry must parse with srt's allow-list grammar; all bad entries are named at once.
+/// How many bad entries a rejection names one by one; the rest are counted. A condition
+/// message may hold at most 32768 characters (kagent's schema, `metav1.Condition`), and a
+/// status write with a longer one is refused whole.
+const NAMED_PROBLEMS: usize = 20;
+
+/// Every entry must parse with srt's allow-list grammar; bad entries are named (the first
+/// [`NAMED_PROBLEMS`]) and counted.
 pub fn check_domains(domains: &[String]) -> Result<(), Rejection> {
     let problems: Vec<String> = domains
         .iter()
@@ -61,10 +67,13 @@ pub fn check_domains(domains: &[String]) -> Result<(), Rejection> {
         })
         .collect();
     if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(reject(REASON_INVALID_DOMAINS, problems.join("; ")))
+        return Ok(());
     }
+    let mut message = problems.iter().take(NAMED_PROBLEMS).cloned().collect::<Vec<_>>().join("; ");
+    if problems.len() > NAMED_PROBLEMS {
+        message.push_str(&format!("; and {} more invalid entries", problems.len() - NAMED_PROBLEMS));
+    }
+    Err(reject(REASON_INVALID_DOMAINS, message))
 }
 
 fn deployment_of(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection> {

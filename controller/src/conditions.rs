@@ -27,10 +27,27 @@ pub struct Cond {
     pub message: String,
 }
 
+/// The most characters a condition message may have (`metav1.Condition`'s schema; the API
+/// server refuses a status with a longer one).
+pub const MAX_MESSAGE: usize = 32768;
+
 impl Cond {
     pub fn new(type_: &'static str, status: &'static str, reason: &str, message: impl Into<String>) -> Self {
-        Cond { type_, status, reason: reason.into(), message: message.into() }
+        Cond { type_, status, reason: reason.into(), message: bounded(message.into()) }
     }
+}
+
+/// `message`, cut to [`MAX_MESSAGE`] characters with a note where it was cut (messages that
+/// can grow, such as a list of invalid domains, are summarised before they get here).
+pub fn bounded(message: String) -> String {
+    const NOTE: &str = " ... (cut: too long for a condition)";
+    if message.chars().count() <= MAX_MESSAGE {
+        return message;
+    }
+    let keep = MAX_MESSAGE - NOTE.chars().count();
+    let mut out: String = message.chars().take(keep).collect();
+    out.push_str(NOTE);
+    out
 }
 
 pub fn accepted() -> Cond {
@@ -76,7 +93,7 @@ pub fn ready_from_sandbox(sandbox: Option<&DynamicObject>) -> Cond {
             let status = if status == "False" { "False" } else { "Unknown" };
             let reason = text("reason");
             let reason = if reason.is_empty() { REASON_SANDBOX_READY_PENDING.to_string() } else { reason };
-            Cond { type_: READY, status, reason, message }
+            Cond { type_: READY, status, reason, message: bounded(message) }
         }
     }
 }
@@ -168,6 +185,14 @@ mod tests {
         ]}));
         let c = ready_from_sandbox(Some(&s));
         assert_eq!((c.status, c.reason.as_str()), ("False", "DependenciesNotReady"));
+    }
+
+    #[test]
+    fn long_messages_are_cut_to_what_the_schema_allows() {
+        let c = Cond::new(ACCEPTED, "False", "X", "é".repeat(40_000));
+        assert_eq!(c.message.chars().count(), MAX_MESSAGE);
+        assert!(c.message.ends_with("(cut: too long for a condition)"));
+        assert_eq!(Cond::new(ACCEPTED, "False", "X", "short").message, "short");
     }
 
     #[test]

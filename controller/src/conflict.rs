@@ -34,12 +34,44 @@ pub fn foreign_spec_writers(sandbox: &DynamicObject) -> Vec<ForeignWriter> {
         .filter(|e| e.manager.as_deref() != Some(FIELD_MANAGER))
         .filter(|e| e.subresource.as_deref().unwrap_or("").is_empty())
         .filter(|e| e.fields_v1.as_ref().is_some_and(|f| f.0.get("f:spec").is_some()))
-        .map(|e| ForeignWriter {
-            manager: e.manager.clone().unwrap_or_else(|| "(unnamed)".into()),
-            operation: e.operation.clone().unwrap_or_default(),
-            time: e.time.as_ref().map(|t| t.0.to_string()),
-        })
+        .map(writer)
         .collect()
+}
+
+fn writer(e: &ManagedFieldsEntry) -> ForeignWriter {
+    ForeignWriter {
+        manager: e.manager.clone().unwrap_or_else(|| "(unnamed)".into()),
+        operation: e.operation.clone().unwrap_or_default(),
+        time: e.time.as_ref().map(|t| t.0.to_string()),
+    }
+}
+
+/// The reason while another manager writes the agent's status conditions (kagent >= v0.10
+/// reconciles SandboxAgents on Agent Substrate and writes no Sandbox, so only its status
+/// writes show it).
+pub const REASON_FOREIGN_STATUS: &str = "StatusWrittenByAnotherController";
+
+/// Managers other than srt-controller that own the agent's status conditions.
+pub fn foreign_status_writers(entries: &[ManagedFieldsEntry]) -> Vec<ForeignWriter> {
+    entries
+        .iter()
+        .filter(|e| e.manager.as_deref() != Some(FIELD_MANAGER))
+        .filter(|e| e.subresource.as_deref() == Some("status"))
+        .filter(|e| e.fields_v1.as_ref().is_some_and(|f| f.0.pointer("/f:status/f:conditions").is_some()))
+        .map(writer)
+        .collect()
+}
+
+/// The condition's message for [`foreign_status_writers`].
+pub fn status_message(writers: &[ForeignWriter]) -> String {
+    let who: Vec<String> = writers.iter().map(|w| format!("\"{}\" ({})", w.manager, w.operation)).collect();
+    format!(
+        "the agent's status conditions are also written by {}: another controller reconciles this agent (kagent's \
+         own SandboxAgent controller cannot be switched off; kagent >= v0.10 runs the agent on Agent Substrate). \
+         Keep one controller per agent: leave this namespace out of kagent's controller.watchNamespaces, or out of \
+         srt-controller's (--namespace, --opt-in)",
+        who.join(", ")
+    )
 }
 
 /// What the user reads in the condition: who, and the two ways out.
@@ -82,6 +114,21 @@ mod tests {
         serde_json::from_value(json!({"apiVersion": "agents.x-k8s.io/v1alpha1", "kind": "Sandbox",
             "metadata": {"name": "a", "namespace": "n", "managedFields": managed}}))
         .unwrap()
+    }
+
+    #[test]
+    fn another_controllers_status_conditions_are_noticed() {
+        let s = sandbox(json!([
+            {"manager": "srt-controller", "operation": "Apply", "subresource": "status", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:status": {"f:conditions": {}}}},
+            {"manager": "kagent", "operation": "Update", "subresource": "status", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:status": {"f:conditions": {}, "f:observedGeneration": {}}}},
+            {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {}}}}
+        ]));
+        let w = foreign_status_writers(s.metadata.managed_fields.as_deref().unwrap());
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].manager, "kagent");
+        assert!(status_message(&w).contains("controller.watchNamespaces"));
     }
 
     #[test]

@@ -158,6 +158,15 @@ async fn serves_sandboxes(client: &Client, version: SandboxVersion) -> Result<bo
     }
 }
 
+/// Whether kagent >= v0.10's `kagent.dev/v1alpha3` SandboxAgents are served.
+pub async fn serves_sandboxagents_v1alpha3(client: &Client) -> Result<bool, kube::Error> {
+    match client.list_api_group_resources("kagent.dev/v1alpha3").await {
+        Ok(list) => Ok(list.resources.iter().any(|r| r.name == "sandboxagents")),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// The OpenAPI v3 path of a group/version.
 pub fn openapi_path(version: SandboxVersion) -> String {
     format!("/openapi/v3/apis/{SANDBOX_GROUP}/{}", version.as_str())

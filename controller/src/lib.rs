@@ -10,22 +10,23 @@ pub mod credentials;
 pub mod discovery;
 pub mod floor;
 pub mod http;
+pub mod kagent_crd;
 pub mod metrics;
 pub mod mounts;
 pub mod objects;
 pub mod options;
 pub mod pod;
 pub mod reconcile;
+pub mod refs;
 pub mod render;
 pub mod run;
 pub mod settings;
+pub mod skills;
 pub mod stored;
-
-use kube::CustomResourceExt;
 
 /// The SandboxAgent CRD as YAML (what `srt-controller crd` prints and
 /// `controller/deploy/crd.yaml` holds).
 pub fn crd_yaml() -> String {
     // A CRD is maps, strings and numbers: serialising it cannot fail.
-    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::SandboxAgent::crd())).unwrap_or_default()
+    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::generate::crd())).unwrap_or_default()
 }

@@ -22,10 +22,22 @@ pub const DECLARATIVE_MOUNT_DIRS: &[&str] = &["/data", "/mnt", "/srv", "/workspa
 /// code either.
 pub fn check(d: &SharedDeploymentSpec, opts: &Options, declarative: bool) -> Result<(), Rejection> {
     let invalid = |message: String| Err(Rejection { reason: REASON_INVALID_SPEC, message });
-    let reserved_volumes = [SETTINGS_VOLUME, SRT_BIN_VOLUME, TOKEN_VOLUME];
+    // srt-controller's volumes, kagent's skills and skills-init volumes and the model's
+    // (Google credentials, a GDCH token, TLS CAs, image pull Secrets of skills).
+    let reserved_volumes = [
+        SETTINGS_VOLUME,
+        SRT_BIN_VOLUME,
+        TOKEN_VOLUME,
+        crate::skills::SKILLS_VOLUME,
+        crate::skills::INIT_CONFIG_VOLUME,
+        crate::skills::GIT_AUTH_VOLUME,
+        "google-creds",
+        "gdch-creds",
+    ];
+    let reserved_prefix = |n: &str| n.starts_with("tls-ca-") || n.starts_with("pull-secret-");
     let srt_dir = clean_path(&opts.srt_bin_dir);
     for v in &d.volumes {
-        if reserved_volumes.contains(&v.name.as_str()) {
+        if reserved_volumes.contains(&v.name.as_str()) || reserved_prefix(&v.name) {
             return invalid(format!(
                 "deployment.volumes: the name \"{}\" is reserved by srt-controller; rename it",
                 v.name
@@ -37,10 +49,14 @@ pub fn check(d: &SharedDeploymentSpec, opts: &Options, declarative: bool) -> Res
         // at or under: shadows them; above: the volume's own layout (a ConfigMap's symlinks)
         // would decide where they end up
         let near = |r: &&str| is_at_or_under(&path, r) || is_at_or_under(r, &path);
-        if [SETTINGS_DIR, srt_dir.as_str(), TOKEN_DIR].iter().any(near) || reserved_volumes.contains(&m.name.as_str()) {
+        let skills = crate::skills::SKILLS_DIR;
+        if [SETTINGS_DIR, srt_dir.as_str(), TOKEN_DIR, skills].iter().any(near)
+            || reserved_volumes.contains(&m.name.as_str())
+            || reserved_prefix(&m.name)
+        {
             return invalid(format!(
                 "deployment.volumeMounts: \"{}\" at {} would hide or contain srt's settings ({SETTINGS_DIR}), srt \
-                 ({srt_dir}) or kagent's token ({TOKEN_DIR}); mount it elsewhere",
+                 ({srt_dir}), kagent's token ({TOKEN_DIR}) or skills ({skills}); mount it elsewhere",
                 m.name, m.mount_path
             ));
         }

@@ -10,12 +10,13 @@ use kube::{Resource, ResourceExt};
 use serde_json::{json, Value};
 
 use crate::accept::{self, Rejection, REASON_INVALID_SPEC};
-use crate::agent_config;
+use crate::agent_config::{self, PodAdditions, Problem};
 use crate::crd::{AgentType, SandboxAgent};
 use crate::credentials;
 use crate::discovery::{SandboxApiInfo, SandboxVersion};
 use crate::options::{Options, ServiceMode, ANNOTATION_RUNTIME_CLASS, ANNOTATION_SERVICE};
 use crate::pod::{self, PodInputs, AGENT_SPEC_KEY};
+use crate::refs::{Lookup, ObjRef};
 use crate::settings::{self, SETTINGS_KEY};
 
 pub const MANAGED_BY: &str = "srt-controller";
@@ -69,8 +70,55 @@ impl Desired {
     }
 }
 
-/// The objects for `agent`, or why it cannot be accepted.
-pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejection> {
+/// The pod template annotation kagent rolls its pods by: a hash of what the runtime reads at
+/// start (config.json without `network`, which srt-settings.json carries live, the agent
+/// card and the skills-init config).
+pub const CONFIG_HASH: &str = "kagent.dev/config-hash";
+
+/// Why no objects were decided for an agent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    /// It cannot be accepted as it is.
+    Rejected(Rejection),
+    /// An object it refers to is not known yet (run fetches it and asks again).
+    Needs(ObjRef),
+}
+
+impl From<Rejection> for Pending {
+    fn from(r: Rejection) -> Self {
+        Pending::Rejected(r)
+    }
+}
+
+impl From<Problem> for Pending {
+    fn from(p: Problem) -> Self {
+        match (p.rejection(), p) {
+            (Some(r), _) => Pending::Rejected(r),
+            (None, Problem::Needs(r)) => Pending::Needs(r),
+            // Only Needs has no rejection.
+            (None, other) => {
+                Pending::Rejected(Rejection { reason: REASON_INVALID_SPEC, message: format!("{other:?}") })
+            }
+        }
+    }
+}
+
+/// kagent's computeConfigHash: the first 8 bytes of a SHA-256, as a decimal u64.
+fn config_hash(parts: &[&str]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+    }
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_be_bytes(b).to_string()
+}
+
+/// The objects for `agent`, or why it cannot be accepted (yet). `lookup` holds the objects a
+/// Declarative agent refers to.
+pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<Desired, Pending> {
     let deployment = accept::check(&agent.spec)?;
     let name = agent.name_any();
     let namespace = agent.namespace().unwrap_or_else(|| "default".into());
@@ -89,9 +137,35 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         ("app.kubernetes.io/name".to_string(), name.clone()),
         ("app.kubernetes.io/managed-by".to_string(), MANAGED_BY.to_string()),
         ("app.kubernetes.io/part-of".to_string(), "kagent".to_string()),
+        ("app".to_string(), "kagent".to_string()),
         ("kagent".to_string(), name.clone()),
     ]);
 
+    let mut data = BTreeMap::new();
+    let cm_annotations = annotations.clone();
+    let mut additions = PodAdditions::default();
+    let mut hashed: Vec<String> = Vec::new();
+    if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
+        // Serialising a typed spec (strings, maps, JSON values) cannot fail.
+        let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
+        data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
+        let rendered = agent_config::render(&name, &namespace, &agent.spec, d, lookup)?;
+        let mut for_hash: serde_json::Value = serde_json::from_str(&rendered.config_json).unwrap_or_default();
+        if let Some(o) = for_hash.as_object_mut() {
+            o.remove("network");
+        }
+        hashed.push(for_hash.to_string());
+        hashed.push(rendered.agent_card_json.clone());
+        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
+        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
+        additions = rendered.pod;
+    }
+    let skills_init = crate::skills::init_config(&agent.spec)
+        .map_err(|message| Rejection { reason: "InvalidSkills", message: format!("spec.skills: {message}") })?;
+    if let Some(cfg) = &skills_init {
+        hashed.push(cfg.to_string());
+        data.insert(crate::skills::INIT_CONFIG_DATA_KEY.to_string(), cfg.to_string());
+    }
     let settings_cm = settings_name(&name);
     // kagent's rule: without serviceAccountName the agent gets a ServiceAccount of its own,
     // named after it, labelled and annotated by serviceAccountConfig.
@@ -99,12 +173,15 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         let config = deployment.service_account_config.clone().unwrap_or_default();
         let mut labels = pod_labels.clone();
         labels.extend(config.labels);
+        // kagent's: the agent's annotations, then serviceAccountConfig's.
+        let mut sa_annotations = annotations.clone();
+        sa_annotations.extend(config.annotations);
         ServiceAccount {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(namespace.clone()),
                 labels: Some(labels),
-                annotations: non_empty(config.annotations),
+                annotations: non_empty(sa_annotations),
                 owner_references: owner.clone(),
                 ..Default::default()
             },
@@ -118,6 +195,8 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         service_account: deployment.service_account_name.clone().unwrap_or_else(|| name.clone()),
         own_service_account: service_account.is_some(),
         runtime_class_name: runtime_class(agent.annotations().get(ANNOTATION_RUNTIME_CLASS), opts)?,
+        additions: &additions,
+        skills: skills_init.is_some(),
     };
     let pod_spec = pod::pod_spec(&agent.spec, &deployment, &inputs, opts)?;
     // what the commands may not see is read from the pod as built, so every variable and
@@ -132,17 +211,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         let reason = if domains { accept::REASON_INVALID_DOMAINS } else { REASON_INVALID_SPEC };
         Rejection { reason, message: e.to_string() }
     })?;
-    let mut data = BTreeMap::from([(SETTINGS_KEY.to_string(), settings_json)]);
-    let mut cm_annotations = annotations.clone();
-    if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
-        // Serialising a typed spec (strings, maps, JSON values) cannot fail.
-        let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
-        data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
-        let rendered = agent_config::render(&name, &namespace, &agent.spec, d);
-        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
-        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
-        cm_annotations.insert(agent_config::ANNOTATION_UNRENDERED.to_string(), rendered.unrendered.join("; "));
-    }
+    data.insert(SETTINGS_KEY.to_string(), settings_json);
     let configmap = ConfigMap {
         metadata: ObjectMeta {
             name: Some(settings_cm.clone()),
@@ -161,10 +230,10 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
         Some("true") => Some(true),
         Some("false") => Some(false),
         Some(other) => {
-            return Err(Rejection {
+            return Err(Pending::Rejected(Rejection {
                 reason: REASON_INVALID_SPEC,
                 message: format!("annotation {ANNOTATION_SERVICE}: \"{other}\" is not \"true\" or \"false\""),
-            })
+            }))
         }
     };
 
@@ -172,8 +241,13 @@ pub fn desired(agent: &SandboxAgent, opts: &Options) -> Result<Desired, Rejectio
     let mut sandbox_labels: BTreeMap<String, String> = agent.labels().clone();
     sandbox_labels.extend(pod_labels.clone());
     let mut template_meta = json!({ "labels": pod_labels });
-    if !deployment.annotations.is_empty() {
-        template_meta["annotations"] = json!(deployment.annotations);
+    let mut template_annotations = deployment.annotations.clone();
+    if !hashed.is_empty() {
+        let parts: Vec<&str> = hashed.iter().map(String::as_str).collect();
+        template_annotations.insert(CONFIG_HASH.to_string(), config_hash(&parts));
+    }
+    if !template_annotations.is_empty() {
+        template_meta["annotations"] = json!(template_annotations);
     }
     // Neither `replicas` (v1alpha1) nor `operatingMode` (v1beta1) is set: the server default
     // runs the pod, and `kubectl scale --replicas=0` or a suspension is not undone by the next

@@ -15,6 +15,11 @@ pub const DEFAULT_SRT_IMAGE: &str = "ghcr.io/srt-sandbox/srt:0.1.0";
 pub const DEFAULT_SRT_IMAGE_PATH: &str = "/usr/local/bin/srt";
 /// kagent's Python runtime for declarative agents (`--host 0.0.0.0 --port 8080 --filepath /config`).
 pub const DEFAULT_RUNTIME_IMAGE: &str = "cr.kagent.dev/kagent-dev/kagent/app:0.9.12";
+/// kagent's Go runtime for `runtime: go`, the `-full` variant kagent uses for sandboxed agents
+/// (it has the shell srt runs commands with).
+pub const DEFAULT_GO_RUNTIME_IMAGE: &str = "cr.kagent.dev/kagent-dev/kagent/golang-adk:0.9.12-full";
+/// kagent's skills-init image (fetches OCI and git skills into /skills).
+pub const DEFAULT_SKILLS_INIT_IMAGE: &str = "cr.kagent.dev/kagent-dev/kagent/skills-init:0.9.12";
 /// kagent's controller in-cluster (its Helm chart's Service `kagent-controller` in `kagent`,
 /// port 8083), the `KAGENT_URL` kagent gives every agent.
 pub const DEFAULT_KAGENT_URL: &str = "http://kagent-controller.kagent:8083";
@@ -47,6 +52,13 @@ pub struct Options {
     /// Image that runs Declarative agents (BYO agents bring their own).
     #[arg(long, env = "SRT_CONTROLLER_RUNTIME_IMAGE", default_value = DEFAULT_RUNTIME_IMAGE)]
     pub runtime_image: String,
+    /// Image that runs Declarative agents with `runtime: go`.
+    #[arg(long, env = "SRT_CONTROLLER_GO_RUNTIME_IMAGE", default_value = DEFAULT_GO_RUNTIME_IMAGE)]
+    pub go_runtime_image: String,
+    /// Image of the skills-init init container of agents with spec.skills (kagent's: it reads
+    /// /etc/kagent/skills-init/config.json and fetches the skills into /skills).
+    #[arg(long, env = "SRT_CONTROLLER_SKILLS_INIT_IMAGE", default_value = DEFAULT_SKILLS_INIT_IMAGE)]
+    pub skills_init_image: String,
     /// RuntimeClass for every sandbox pod (e.g. gvisor, kata); per agent: the
     /// srt-controller.dev/runtime-class-name annotation.
     #[arg(long, env = "SRT_CONTROLLER_RUNTIME_CLASS_NAME")]
@@ -66,6 +78,16 @@ pub struct Options {
     /// Directory, already on the agent image's PATH, where the init container puts srt.
     #[arg(long, env = "SRT_CONTROLLER_SRT_BIN_DIR", default_value = DEFAULT_SRT_BIN_DIR)]
     pub srt_bin_dir: String,
+    /// The controller's own OTEL_* variables, passed to every agent as kagent does (sorted).
+    #[arg(skip)]
+    pub otel_env: Vec<(String, String)>,
+}
+
+/// The OTEL_* variables of this process, sorted by name.
+pub fn otel_from_process() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("OTEL_")).collect();
+    v.sort();
+    v
 }
 
 impl Default for Options {
@@ -74,11 +96,14 @@ impl Default for Options {
             srt_image: DEFAULT_SRT_IMAGE.into(),
             srt_image_path: DEFAULT_SRT_IMAGE_PATH.into(),
             runtime_image: DEFAULT_RUNTIME_IMAGE.into(),
+            go_runtime_image: DEFAULT_GO_RUNTIME_IMAGE.into(),
+            skills_init_image: DEFAULT_SKILLS_INIT_IMAGE.into(),
             runtime_class_name: None,
             sandbox_service: ServiceMode::Auto,
             run_as_user: 1001,
             kagent_url: DEFAULT_KAGENT_URL.into(),
             srt_bin_dir: DEFAULT_SRT_BIN_DIR.into(),
+            otel_env: Vec::new(),
         }
     }
 }

@@ -4,17 +4,19 @@
 
 use k8s_openapi::api::core::v1::{
     Capabilities, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe, ProjectedVolumeSource,
-    ResourceRequirements, SeccompProfile, SecurityContext, ServiceAccountTokenProjection, Volume, VolumeMount,
-    VolumeProjection,
+    HTTPGetAction, KeyToPath, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe, ProjectedVolumeSource,
+    ResourceRequirements, SeccompProfile, SecretVolumeSource, SecurityContext, ServiceAccountTokenProjection, Volume,
+    VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::accept::Rejection;
+use crate::agent_config::PodAdditions;
 use crate::crd::{AgentType, SandboxAgentSpec, SharedDeploymentSpec};
 use crate::options::Options;
 use crate::settings::SETTINGS_KEY;
+use crate::skills;
 
 /// Where the settings ConfigMap is mounted (kagent's `/config`). A directory mount, never
 /// `subPath`, so the kubelet swaps in edited settings while the pod runs.
@@ -42,6 +44,40 @@ pub struct PodInputs<'a> {
     /// Whether that account is the one srt-controller creates for the agent.
     pub own_service_account: bool,
     pub runtime_class_name: Option<String>,
+    /// Env vars, Secret volumes and mounts the agent's model and tools need.
+    pub additions: &'a PodAdditions,
+    /// Whether the agent fetches skills (a skills-init config exists).
+    pub skills: bool,
+}
+
+/// kagent's default resources for the agent and skills-init containers, where the spec
+/// names none.
+pub fn default_resources() -> ResourceRequirements {
+    ResourceRequirements {
+        requests: Some([("cpu".into(), Quantity("100m".into())), ("memory".into(), Quantity("384Mi".into()))].into()),
+        limits: Some([("cpu".into(), Quantity("2".into())), ("memory".into(), Quantity("1Gi".into()))].into()),
+        ..Default::default()
+    }
+}
+
+/// The image of a Declarative agent: the operator's for its runtime, with the spec's
+/// `imageRegistry` in place of the registry (kagent's rule).
+fn runtime_image(spec: &SandboxAgentSpec, opts: &Options) -> String {
+    let d = spec.declarative.as_ref();
+    let image = match d.and_then(|d| d.runtime.as_deref()) {
+        Some("go") => opts.go_runtime_image.clone(),
+        _ => opts.runtime_image.clone(),
+    };
+    let registry =
+        d.and_then(|d| d.deployment.as_ref()).and_then(|d| d.image_registry.as_deref()).filter(|r| !r.is_empty());
+    match (registry, image.split_once('/')) {
+        // The first segment is a registry when it has a dot or a port, or is localhost.
+        (Some(r), Some((first, rest))) if first.contains('.') || first.contains(':') || first == "localhost" => {
+            format!("{}/{rest}", r.trim_end_matches('/'))
+        }
+        (Some(r), _) => format!("{}/{image}", r.trim_end_matches('/')),
+        (None, _) => image,
+    }
 }
 
 pub fn pod_spec(
@@ -60,7 +96,7 @@ pub fn pod_spec(
             (image, command, args, d.and_then(|d| d.working_dir.clone()))
         }
         AgentType::Declarative => (
-            opts.runtime_image.clone(),
+            runtime_image(spec, opts),
             None,
             Some(["--host", "0.0.0.0", "--port", "8080", "--filepath", SETTINGS_DIR].map(String::from).to_vec()),
             None,
@@ -88,6 +124,15 @@ pub fn pod_spec(
         },
     ];
     mounts.extend(deployment.volume_mounts.iter().cloned());
+    mounts.extend(inputs.additions.mounts.iter().cloned());
+    if inputs.skills {
+        mounts.push(VolumeMount {
+            name: skills::SKILLS_VOLUME.into(),
+            mount_path: skills::SKILLS_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
 
     let mut volumes = vec![
         Volume {
@@ -104,7 +149,6 @@ pub fn pod_spec(
                         audience: Some("kagent".into()),
                         expiration_seconds: Some(3600),
                         path: "kagent-token".into(),
-                        ..Default::default()
                     }),
                     ..Default::default()
                 }]),
@@ -114,16 +158,26 @@ pub fn pod_spec(
         },
     ];
     volumes.extend(deployment.volumes.iter().cloned());
+    volumes.extend(inputs.additions.volumes.iter().cloned());
+    let mut init_containers = Vec::new();
+    if inputs.skills {
+        let (init, extra) = skills_init(spec, inputs.settings_configmap, opts);
+        volumes.extend(extra);
+        init_containers.push(init);
+    }
 
+    // kagent's probe timings: the Go runtime starts in a second, Python takes its time.
+    let go = spec.declarative.as_ref().and_then(|d| d.runtime.as_deref()) == Some("go");
+    let (delay, timeout, period) = if go { (1, 5, 1) } else { (15, 15, 15) };
     let readiness_probe = (spec.agent_type == AgentType::Declarative).then(|| Probe {
         http_get: Some(HTTPGetAction {
             path: Some("/.well-known/agent-card.json".into()),
             port: IntOrString::String("http".into()),
             ..Default::default()
         }),
-        initial_delay_seconds: Some(15),
-        timeout_seconds: Some(15),
-        period_seconds: Some(15),
+        initial_delay_seconds: Some(delay),
+        timeout_seconds: Some(timeout),
+        period_seconds: Some(period),
         ..Default::default()
     });
 
@@ -138,9 +192,9 @@ pub fn pod_spec(
             container_port: AGENT_PORT,
             ..Default::default()
         }]),
-        env: Some(env(spec, deployment, inputs.agent_name, opts)),
+        env: Some(env(spec, deployment, inputs, opts)),
         working_dir,
-        resources: deployment.resources.clone(),
+        resources: Some(deployment.resources.clone().unwrap_or_else(default_resources)),
         volume_mounts: Some(mounts),
         readiness_probe,
         security_context: Some(container_security(deployment.security_context.clone())),
@@ -183,7 +237,7 @@ pub fn pod_spec(
         tolerations: non_empty(deployment.tolerations.clone()),
         affinity: deployment.affinity.clone(),
         security_context: Some(pod_security(deployment.pod_security_context.clone(), opts.run_as_user)),
-        init_containers: Some(vec![install_srt]),
+        init_containers: Some([vec![install_srt], init_containers].concat()),
         containers,
         volumes: Some(volumes),
         ..Default::default()
@@ -209,23 +263,19 @@ fn field(name: &str, path: &str) -> EnvVar {
     }
 }
 
-/// kagent's variables (KAGENT_URL included), the settings path under both names, the pod's
-/// ServiceAccount, then the agent's own variables (which may override kagent's). `PATH` is
-/// left to the image, which already looks in `--srt-bin-dir`; a `PATH` the spec sets replaces
-/// the image's, so it gets that directory in front.
-fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str, opts: &Options) -> Vec<EnvVar> {
+/// kagent's order: the spec's variables, then the model's (API keys as `secretKeyRef`),
+/// then kagent's own (OTEL passthrough, `KAGENT_*`), then srt-controller's; a later entry
+/// of a name replaces an earlier one (kagent's own win, as in kagent's pods, where the
+/// container runtime keeps the last). `PATH` is left to the image, which already looks in
+/// `--srt-bin-dir`; a `PATH` the spec sets replaces the image's, so it gets that directory in
+/// front.
+fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, inputs: &PodInputs<'_>, opts: &Options) -> Vec<EnvVar> {
     let settings_path = format!("{SETTINGS_DIR}/{SETTINGS_KEY}");
-    let mut out = vec![
-        field("KAGENT_NAMESPACE", "metadata.namespace"),
-        plain("KAGENT_NAME", agent_name),
-        plain("KAGENT_URL", opts.kagent_url.clone()),
-        plain("KAGENT_SRT_SETTINGS_PATH", settings_path.clone()),
-        plain("SRT_SETTINGS_PATH", settings_path),
-        field("SRT_SERVICE_ACCOUNT_NAME", "spec.serviceAccountName"),
-    ];
-    if spec.agent_type == AgentType::Declarative {
-        out.push(plain("SRT_AGENT_SPEC_PATH", format!("{SETTINGS_DIR}/{AGENT_SPEC_KEY}")));
-    }
+    let mut out: Vec<EnvVar> = Vec::new();
+    let mut set = |e: EnvVar| {
+        out.retain(|o| o.name != e.name);
+        out.push(e);
+    };
     for e in &d.env {
         let mut e = e.clone();
         if e.name == "PATH" {
@@ -233,12 +283,94 @@ fn env(spec: &SandboxAgentSpec, d: &SharedDeploymentSpec, agent_name: &str, opts
                 *v = format!("{}:{v}", opts.srt_bin_dir);
             }
         }
-        match out.iter_mut().find(|o| o.name == e.name) {
-            Some(existing) => *existing = e,
-            None => out.push(e),
-        }
+        set(e);
+    }
+    inputs.additions.env.iter().cloned().for_each(&mut set);
+    opts.otel_env.iter().map(|(k, v)| plain(k, v.clone())).for_each(&mut set);
+    set(field("KAGENT_NAMESPACE", "metadata.namespace"));
+    set(plain("KAGENT_NAME", inputs.agent_name));
+    set(plain("KAGENT_URL", opts.kagent_url.clone()));
+    if inputs.skills {
+        set(plain("KAGENT_SKILLS_FOLDER", skills::SKILLS_DIR));
+    }
+    set(plain("KAGENT_SRT_SETTINGS_PATH", settings_path.clone()));
+    set(plain("SRT_SETTINGS_PATH", settings_path));
+    set(field("SRT_SERVICE_ACCOUNT_NAME", "spec.serviceAccountName"));
+    if spec.agent_type == AgentType::Declarative {
+        set(plain("SRT_AGENT_SPEC_PATH", format!("{SETTINGS_DIR}/{AGENT_SPEC_KEY}")));
     }
     out
+}
+
+/// kagent's skills-init init container (image `--skills-init-image`, its config from the
+/// settings ConfigMap's `skills-init.json`, mounted as `/etc/kagent/skills-init/config.json`),
+/// held to the same unprivileged floor as every container, and the volumes it needs.
+fn skills_init(spec: &SandboxAgentSpec, configmap: &str, opts: &Options) -> (Container, Vec<Volume>) {
+    let s = spec.skills.clone().unwrap_or_default();
+    let mut volumes = vec![
+        Volume {
+            name: skills::SKILLS_VOLUME.into(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Default::default()
+        },
+        Volume {
+            name: skills::INIT_CONFIG_VOLUME.into(),
+            config_map: Some(ConfigMapVolumeSource {
+                name: configmap.into(),
+                items: Some(vec![KeyToPath {
+                    key: skills::INIT_CONFIG_DATA_KEY.into(),
+                    path: skills::INIT_CONFIG_KEY.into(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ];
+    let mut mounts = vec![
+        VolumeMount { name: skills::SKILLS_VOLUME.into(), mount_path: skills::SKILLS_DIR.into(), ..Default::default() },
+        VolumeMount {
+            name: skills::INIT_CONFIG_VOLUME.into(),
+            mount_path: skills::INIT_CONFIG_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        },
+    ];
+    let secret = |name: &str, secret: &str| Volume {
+        name: name.into(),
+        secret: Some(SecretVolumeSource { secret_name: Some(secret.into()), ..Default::default() }),
+        ..Default::default()
+    };
+    if let Some(auth) = &s.git_auth_secret_ref {
+        volumes.push(secret(skills::GIT_AUTH_VOLUME, &auth.name));
+        mounts.push(VolumeMount {
+            name: skills::GIT_AUTH_VOLUME.into(),
+            mount_path: skills::GIT_AUTH_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
+    for p in &s.image_pull_secrets {
+        let name = format!("pull-secret-{}", p.name);
+        volumes.push(secret(&name, &p.name));
+        mounts.push(VolumeMount {
+            name,
+            mount_path: format!("{}/{}", skills::DOCKER_SECRETS_DIR, p.name),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
+    let init = s.init_container.clone().unwrap_or_default();
+    let container = Container {
+        name: skills::INIT_CONTAINER_NAME.into(),
+        image: Some(opts.skills_init_image.clone()),
+        env: (!init.env.is_empty()).then(|| init.env.clone()),
+        resources: Some(init.resources.unwrap_or_else(default_resources)),
+        volume_mounts: Some(mounts),
+        security_context: Some(container_security(None)),
+        ..Default::default()
+    };
+    (container, volumes)
 }
 
 fn runtime_default() -> SeccompProfile {

@@ -7,8 +7,9 @@ use serde::Deserialize;
 use crate::accept::Rejection;
 use crate::crd::SandboxAgent;
 use crate::discovery::SandboxApiInfo;
-use crate::objects;
+use crate::objects::{self, Pending};
 use crate::options::Options;
+use crate::refs::{Kind, Lookup, ObjRef};
 
 /// The agent-sandbox release `render` writes for when none is named: the newest known.
 pub const DEFAULT_RELEASE: &str = "0.5.6";
@@ -17,7 +18,11 @@ pub const DEFAULT_RELEASE: &str = "0.5.6";
 pub enum RenderError {
     #[error("{origin}: document {index} is not YAML this tool can read: {message}")]
     Yaml { origin: String, index: usize, message: String },
-    #[error("{origin}: document {index} is {found}; expected apiVersion kagent.dev/v1alpha2, kind SandboxAgent")]
+    #[error(
+        "{origin}: document {index} is {found}; render reads SandboxAgents (kagent.dev/v1alpha2) and the objects \
+         they refer to: ModelConfig, RemoteMCPServer, Agent (kagent.dev/v1alpha2), MCPServer (kagent.dev/v1alpha1), \
+         Service, ConfigMap and Secret (v1; Secrets are skipped: srt-controller never reads them)"
+    )]
     NotAnAgent { origin: String, index: usize, found: String },
     #[error("{origin}: no SandboxAgent in the input")]
     Empty { origin: String },
@@ -25,9 +30,20 @@ pub enum RenderError {
     Rejected { namespace: String, name: String, rejection: Rejection },
 }
 
-/// Reads every YAML document in `text` as a SandboxAgent.
+/// Reads every SandboxAgent in `text` (the other documents go to [`parse`]'s lookup).
 pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, RenderError> {
+    let (agents, _) = parse(text, origin)?;
+    if agents.is_empty() {
+        return Err(RenderError::Empty { origin: origin.into() });
+    }
+    Ok(agents)
+}
+
+/// Reads the SandboxAgents in `text` and, as a complete lookup, the objects they may refer
+/// to, laid out as kagent's translator testdata lays them out: all in one file (or stream).
+pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), RenderError> {
     let mut agents = Vec::new();
+    let mut lookup = Lookup::complete();
     for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let index = i + 1;
         let value = serde_yaml::Value::deserialize(doc).map_err(|e| RenderError::Yaml {
@@ -40,6 +56,18 @@ pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, Rende
         }
         let api_version = value.get("apiVersion").and_then(|v| v.as_str()).unwrap_or("");
         let kind = value.get("kind").and_then(|v| v.as_str()).unwrap_or("");
+        if api_version == "v1" && kind == "Secret" {
+            continue;
+        }
+        let json: serde_json::Value = serde_json::to_value(&value).unwrap_or_default();
+        if let Some(k) = Kind::of(api_version, kind) {
+            let name = json["metadata"]["name"].as_str().unwrap_or_default();
+            let ns = json["metadata"]["namespace"].as_str().unwrap_or("default");
+            lookup.insert(ObjRef::new(k, ns, name), Some(json.clone()));
+        }
+        if Kind::of(api_version, kind).is_some_and(|k| k != Kind::SandboxAgent) {
+            continue;
+        }
         if api_version != "kagent.dev/v1alpha2" || kind != "SandboxAgent" {
             return Err(RenderError::NotAnAgent {
                 origin: origin.into(),
@@ -54,20 +82,26 @@ pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, Rende
         })?;
         agents.push(agent);
     }
-    if agents.is_empty() {
-        return Err(RenderError::Empty { origin: origin.into() });
-    }
-    Ok(agents)
+    Ok((agents, lookup))
 }
 
 /// The desired objects of one agent as a multi-document YAML string: the settings
 /// ConfigMap, the agent's ServiceAccount (unless its spec names one) and the Sandbox in the
 /// version `api` describes.
-pub fn render_agent(agent: &SandboxAgent, opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
-    let desired = objects::desired(agent, opts).map_err(|rejection| RenderError::Rejected {
+pub fn render_agent(
+    agent: &SandboxAgent,
+    opts: &Options,
+    api: &SandboxApiInfo,
+    lookup: &Lookup,
+) -> Result<String, RenderError> {
+    let desired = objects::desired(agent, opts, lookup).map_err(|pending| RenderError::Rejected {
         namespace: agent.namespace().unwrap_or_else(|| "default".into()),
         name: agent.name_any(),
-        rejection,
+        rejection: match pending {
+            Pending::Rejected(r) => r,
+            // A complete lookup answers every question; kept for the type's sake.
+            Pending::Needs(r) => Rejection { reason: "ReferenceUnknown", message: format!("{r} is not in the input") },
+        },
     })?;
     let mut out = format!("---\n{}", to_yaml(&desired.settings));
     if let Some(sa) = &desired.service_account {
@@ -79,9 +113,27 @@ pub fn render_agent(agent: &SandboxAgent, opts: &Options, api: &SandboxApiInfo) 
 
 /// Renders every agent in `text`; the first rejection stops with its reason.
 pub fn render(text: &str, origin: &str, opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
+    render_all(&[(text.to_string(), origin.to_string())], opts, api)
+}
+
+/// Renders every agent in several inputs (text, origin), each agent with the objects of all
+/// of them: an agent in one file may refer to a ModelConfig in another.
+pub fn render_all(inputs: &[(String, String)], opts: &Options, api: &SandboxApiInfo) -> Result<String, RenderError> {
+    let mut agents = Vec::new();
+    let mut lookup = Lookup::complete();
+    for (text, origin) in inputs {
+        // a file of referenced objects alone is fine when another file has the agents
+        let (a, l) = parse(text, origin)?;
+        agents.extend(a);
+        lookup.extend(l);
+    }
+    if agents.is_empty() {
+        let origins: Vec<&str> = inputs.iter().map(|(_, o)| o.as_str()).collect();
+        return Err(RenderError::Empty { origin: origins.join(", ") });
+    }
     let mut out = String::new();
-    for agent in parse_agents(text, origin)? {
-        out.push_str(&render_agent(&agent, opts, api)?);
+    for agent in agents {
+        out.push_str(&render_agent(&agent, opts, api, &lookup)?);
     }
     Ok(out)
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DynamicObject};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, Controller};
-use kube::Client;
+use kube::{Client, ResourceExt};
 
 use crate::discovery::SandboxVersion;
 use crate::http;
@@ -100,14 +101,28 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .map_err(|source| RunError::Listen { addr: args.metrics_addr, source })?;
-    let mut ctx = Context::new(client.clone(), args.options);
+    let mut options = args.options;
+    options.otel_env = crate::options::otel_from_process();
+    let mut ctx = Context::new(client.clone(), options);
     ctx.sandbox_api_retry = std::time::Duration::from_secs(args.sandbox_api_retry_seconds);
     ctx.take_over_sandboxes = args.take_over_sandboxes;
     let ctx = Arc::new(ctx);
     let ready = Arc::new(AtomicBool::new(false));
     tokio::spawn(http::serve(listener, ctx.clone(), ready.clone()));
 
-    let agent_res = stored::agent_resource();
+    // kagent >= v0.10 (HEAD) serves v1alpha3 beside v1alpha2; read through v1alpha2, its
+    // flattened fields (byo.image, ...) would be pruned, so agents are read through v1alpha3.
+    let agent_res = match crate::discovery::serves_sandboxagents_v1alpha3(&client).await {
+        Ok(true) => {
+            tracing::warn!("{}", crate::kagent_crd::V1ALPHA3_STANCE);
+            stored::agent_resource_v1alpha3()
+        }
+        Ok(false) => stored::agent_resource(),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not ask whether kagent.dev/v1alpha3 is served; reading v1alpha2");
+            stored::agent_resource()
+        }
+    };
     // The Sandbox watch (which wakes an agent when its Sandbox changes) uses the version served
     // at start-up; the reconciler asks again on its own, so an install or upgrade after the
     // start is still applied correctly, and the periodic resync mirrors Ready until a restart
@@ -143,9 +158,30 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     } else {
         watcher::Config::default()
     };
-    let controller = Controller::new_with(agents, agent_watch, agent_res)
+    let mut controller = Controller::new_with(agents, agent_watch, agent_res.clone())
         .owns(configmaps, ours.clone())
-        .owns_with(sandboxes, sandbox_res, ours)
+        .owns_with(sandboxes, sandbox_res, ours);
+    // The objects Declarative agents refer to: a change re-renders the agents that read it
+    // (reconcile.rs records who read what). A kind that is not served (kagent's CRDs not
+    // installed) only makes its watch retry; agents meanwhile say what is missing.
+    for kind in crate::refs::Kind::ALL {
+        let res = reconcile::api_resource(kind);
+        let api: Api<DynamicObject> = match &args.namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &res),
+            None => Api::all_with(client.clone(), &res),
+        };
+        let (ctx_map, agent_res) = (ctx.clone(), agent_res.clone());
+        controller = controller.watches_with(api, res, watcher::Config::default(), move |o: DynamicObject| {
+            let r = crate::refs::ObjRef::new(kind, o.metadata.namespace.as_deref().unwrap_or(""), &o.name_any());
+            ctx_map
+                .references
+                .agents_for(&r)
+                .into_iter()
+                .map(|(ns, name)| ObjectRef::new_with(&name, agent_res.clone()).within(&ns))
+                .collect::<Vec<_>>()
+        });
+    }
+    let controller = controller
         .with_config(kube::runtime::controller::Config::default().concurrency(args.concurrency))
         .shutdown_on_signal();
     let store = controller.store();

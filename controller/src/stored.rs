@@ -12,6 +12,14 @@ pub fn agent_resource() -> ApiResource {
     ApiResource::erase::<SandboxAgent>(&())
 }
 
+/// kagent >= v0.10's `v1alpha3`, read where served (crate::kagent_crd).
+pub fn agent_resource_v1alpha3() -> ApiResource {
+    let mut r = agent_resource();
+    r.version = "v1alpha3".into();
+    r.api_version = "kagent.dev/v1alpha3".into();
+    r
+}
+
 /// A stored object that is not a valid SandboxAgent: its metadata and status (to write the
 /// rejection against) and why.
 #[derive(Debug)]
@@ -27,6 +35,10 @@ pub fn parse(obj: &DynamicObject) -> Result<SandboxAgent, Box<Unreadable>> {
     // Declarative, no declarative section) and is refused as such.
     if value.get("spec").is_none_or(serde_json::Value::is_null) {
         value["spec"] = serde_json::json!({});
+    }
+    if value["apiVersion"] == "kagent.dev/v1alpha3" {
+        value["spec"] = crate::kagent_crd::from_v1alpha3(value["spec"].take());
+        value["apiVersion"] = serde_json::json!("kagent.dev/v1alpha2");
     }
     serde_path_to_error::deserialize::<_, SandboxAgent>(value).map_err(|e| {
         let status = obj.data.get("status").cloned().and_then(|s| serde_json::from_value(s).ok());

@@ -107,3 +107,20 @@ fn a_root_uid_for_sandbox_pods_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--run-as-user"), "{}", text(&out.stderr));
 }
+
+/// render -f AGENT -f REFERENCES: the agent renders with the objects from the other file.
+#[test]
+fn render_takes_referenced_objects_from_another_file() {
+    let dir = srt_tests::scratch_dir("cli-two-files");
+    let input = std::fs::read_to_string(golden("seed-allowlist.yaml")).unwrap();
+    let (agent, refs) = input.split_once("\n---\n").unwrap();
+    std::fs::write(dir.join("agent.yaml"), agent).unwrap();
+    std::fs::write(dir.join("refs.yaml"), refs).unwrap();
+    let one = bin().args(["render", "-f"]).arg(dir.join("agent.yaml")).output().unwrap();
+    assert_eq!(one.status.code(), Some(1));
+    assert!(text(&one.stderr).contains("(ModelConfigNotFound)"), "{}", text(&one.stderr));
+    let both =
+        bin().args(["render", "-f"]).arg(dir.join("agent.yaml")).arg("-f").arg(dir.join("refs.yaml")).output().unwrap();
+    assert!(both.status.success(), "{}", text(&both.stderr));
+    assert!(text(&both.stdout).contains(r#""model":{"base_url":"","model":"gpt-4.1-mini","type":"openai"}"#));
+}

@@ -3,12 +3,13 @@
 //! in fake_apiserver/: agents are deployed and become Ready, bad ones are refused, edits
 //! reach only the settings, a late agent-sandbox install is picked up, SIGTERM stops it.
 
+mod apiserver_schema;
 mod fake_apiserver;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_apiserver::{agent_json, write_kubeconfig, FakeApi, Running};
+use fake_apiserver::{agent_json, model_config_json, write_kubeconfig, FakeApi, Running};
 use serde_json::json;
 
 struct Controller {
@@ -94,11 +95,13 @@ async fn agents_are_deployed_made_ready_edited_and_refused() {
     let fake = FakeApi::start().await;
     let api = fake.api.clone();
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    api.create("modelconfigs", model_config_json("kagent"));
+    api.create("modelconfigs", model_config_json("team-b"));
     api.create("sandboxagents", agent_json("kagent", "alpha", &["api.github.com"]));
     api.create("sandboxagents", agent_json("team-b", "beta", &[]));
     api.create("sandboxagents", agent_json("kagent", "broken", &["https://api.github.com"]));
     // Stored under some other schema: must be refused without blocking the others.
-    api.create(
+    api.store_raw(
         "sandboxagents",
         json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent", "metadata": {"name": "garbled", "namespace": "kagent"},
                "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "env": "LOG_LEVEL=debug"}}}}),
@@ -224,6 +227,7 @@ async fn agent_sandbox_installed_later_is_picked_up_without_a_restart() {
     let fake = FakeApi::start().await;
     let api = fake.api.clone();
     api.sandbox_api.store(false, std::sync::atomic::Ordering::SeqCst);
+    api.create("modelconfigs", model_config_json("kagent"));
     api.create("sandboxagents", agent_json("kagent", "early", &["api.github.com"]));
 
     let _ctl = start_controller(&fake, "late", &["--sandbox-api-retry-seconds", "1"]);
@@ -244,4 +248,86 @@ async fn agent_sandbox_installed_later_is_picked_up_without_a_restart() {
     })
     .await;
     assert_eq!(api.count("sandboxes"), 1);
+}
+
+/// 400 invalid domains: the message names the first ones and counts the rest, so the status
+/// fits kagent's schema (condition message at most 32768 characters), which the in-memory
+/// API server applies as a real one would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_list_of_invalid_domains_is_summarised_and_the_status_is_written() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    let domains: Vec<String> =
+        (0..400).map(|i| format!("https://host-{i:03}.example.com/with/a/rather/long/path")).collect();
+    let refs: Vec<&str> = domains.iter().map(String::as_str).collect();
+    api.create("sandboxagents", agent_json("kagent", "many", &refs));
+    let _ctl = start_controller(&fake, "many", &[]);
+    wait_until("many Accepted=False", Duration::from_secs(30), || {
+        api.get("sandboxagents", "kagent", "many")
+            .is_some_and(|a| a["status"]["conditions"][0]["reason"] == "InvalidAllowedDomains")
+    })
+    .await;
+    let agent = api.get("sandboxagents", "kagent", "many").unwrap();
+    let message = agent["status"]["conditions"][0]["message"].as_str().unwrap();
+    assert!(message.chars().count() <= 32768, "{} characters", message.chars().count());
+    assert!(
+        message.contains("allowedDomains[0] \"https://host-000.example.com/with/a/rather/long/path\""),
+        "{message}"
+    );
+    assert!(message.ends_with("; and 380 more invalid entries"), "{message}");
+}
+
+/// `run` reads what a Declarative agent refers to from the API server: a missing ModelConfig
+/// is named in the condition, creating it deploys the agent (the ModelConfig watch wakes it),
+/// and an edit re-renders config.json. The API key stays a reference to its Secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn referenced_objects_are_read_watched_and_named_when_missing() {
+    let fake = FakeApi::start().await;
+    let api = fake.api.clone();
+    api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut agent = agent_json("kagent", "tooled", &[]);
+    agent["spec"]["declarative"]["modelConfig"] = json!("gpt");
+    agent["spec"]["declarative"]["tools"] =
+        json!([{"type": "McpServer", "mcpServer": {"name": "tools", "kind": "RemoteMCPServer", "toolNames": ["t"]}}]);
+    api.create("sandboxagents", agent);
+    let _ctl = start_controller(&fake, "refs", &[]);
+    let t = Duration::from_secs(30);
+    let reason = |api: &FakeApi| {
+        api.get("sandboxagents", "kagent", "tooled")
+            .and_then(|a| a["status"]["conditions"][0]["reason"].as_str().map(String::from))
+    };
+    wait_until("ModelConfigNotFound", t, || reason(&api).as_deref() == Some("ModelConfigNotFound")).await;
+    let message = api.get("sandboxagents", "kagent", "tooled").unwrap()["status"]["conditions"][0]["message"].clone();
+    assert!(message.as_str().unwrap().contains("ModelConfig kagent/gpt"), "{message}");
+    assert_eq!(api.count("sandboxes"), 0);
+
+    let mut mc = model_config_json("kagent");
+    mc["metadata"]["name"] = json!("gpt");
+    api.create("modelconfigs", mc.clone());
+    wait_until("ToolServerNotFound once the ModelConfig exists", t, || {
+        reason(&api).as_deref() == Some("ToolServerNotFound")
+    })
+    .await;
+    api.create(
+        "remotemcpservers",
+        json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "RemoteMCPServer", "metadata": {"name": "tools", "namespace": "kagent"},
+               "spec": {"description": "tools", "url": "http://tools.kagent:8084/mcp"}}),
+    );
+    wait_until("deployed and Ready", t, || api.count_condition("sandboxagents", "Ready", "True") == 1).await;
+    let config = |api: &FakeApi| -> serde_json::Value {
+        let cm = api.get("configmaps", "kagent", "tooled-srt-settings").unwrap();
+        serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(config(&api)["model"]["model"], "gpt-4o");
+    assert_eq!(config(&api)["http_tools"][0]["params"]["url"], "http://tools.kagent:8084/mcp");
+    let sandbox = api.get("sandboxes", "kagent", "tooled").unwrap();
+    let env = &sandbox["spec"]["podTemplate"]["spec"]["containers"][0]["env"];
+    assert!(
+        env.as_array().unwrap().contains(&json!({"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "openai-secret", "key": "api-key"}}})),
+        "{env}"
+    );
+
+    // An edit of the ModelConfig reaches config.json (no edit of the agent needed).
+    api.update_spec("modelconfigs", "kagent", "gpt", json!({"provider": "OpenAI", "model": "gpt-4.1", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}));
+    wait_until("config.json follows the ModelConfig", t, || config(&api)["model"]["model"] == "gpt-4.1").await;
 }

@@ -2,6 +2,7 @@
 //! controller/deploy/ is what users apply: the CRD must be the one the binary prints, RBAC
 //! must be exactly what the reconciler uses, and the controller itself unprivileged.
 
+mod apiserver_schema;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ fn crd_keeps_kagents_names_columns_and_status() {
     assert_eq!(crd["spec"]["scope"], "Namespaced");
     assert_eq!(
         crd["spec"]["names"],
-        json!({"kind": "SandboxAgent", "plural": "sandboxagents", "singular": "sandboxagent"})
+        json!({"kind": "SandboxAgent", "listKind": "SandboxAgentList", "plural": "sandboxagents", "singular": "sandboxagent"})
     );
     let v = &crd["spec"]["versions"][0];
     assert_eq!(
@@ -100,6 +101,12 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
         ("kagent.dev".into(), "sandboxagents/status".into(), v(&["patch"])),
         ("kagent.dev".into(), "sandboxagents/finalizers".into(), v(&["update"])),
         ("".into(), "configmaps".into(), v(&["get", "list", "watch", "create", "patch"])),
+        // what Declarative agents refer to, read as kagent's translator reads it
+        ("".into(), "services".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "modelconfigs".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "remotemcpservers".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "agents".into(), v(&["get", "list", "watch"])),
+        ("kagent.dev".into(), "mcpservers".into(), v(&["get", "list", "watch"])),
         ("".into(), "serviceaccounts".into(), v(&["get", "create", "patch"])),
         ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
         ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
@@ -162,28 +169,39 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     for case in ["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo", "invalid-domains"] {
         let text = std::fs::read_to_string(golden.join(format!("{case}.yaml"))).unwrap();
-        let manifest: Value = serde_yaml::from_str(&text).unwrap();
+        // the agent is the first document; the objects it refers to follow
+        let manifest: Value =
+            serde::Deserialize::deserialize(serde_yaml::Deserializer::from_str(&text).next().unwrap()).unwrap();
         assert_eq!(schema_problems(&manifest), Vec::<String>::new(), "{case}");
     }
     // kagent v0.9.7+ fields, and a declarative spec full of fields this controller never reads.
-    let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"foo": 1},
+    let rich = json!({"type": "Declarative", "platform": "substrate", "substrate": {"workerPoolRef": {"name": "pool"}},
         "allowedNamespaces": {"from": "All"},
         "declarative": {"modelConfig": "m", "stream": true, "tools": [{"type": "McpServer", "mcpServer": {"name": "x"}}],
-                        "a2aConfig": {"skills": [{"id": "s"}]}, "executeCodeBlocks": true}});
+                        "a2aConfig": {"skills": [{"name": "s"}, {"id": "t", "name": "T"}]}, "executeCodeBlocks": true}});
     assert_eq!(schema_problems(&json!({"spec": rich})), Vec::<String>::new());
+    // kagent v0.9.7-v0.9.12: an A2A skill needs a name; its id is optional.
+    let id_only = json!({"spec": {"type": "Declarative", "declarative": {"a2aConfig": {"skills": [{"id": "s"}]}}}});
+    assert_eq!(
+        schema_problems(&id_only),
+        vec!["spec.declarative.a2aConfig.skills[0].name: Required value".to_string()]
+    );
 }
 
 #[test]
 fn the_schema_check_catches_what_the_api_server_would() {
     let bad = json!({"spec": {"type": "Imperative", "sandbox": {"netwrk": {}, "network": {"allowedDomains": "x"}}}});
     let problems = schema_problems(&bad);
-    assert!(problems.iter().any(|p| p.starts_with("spec.type: \"Imperative\" is not one of")), "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("spec.type: Unsupported value: \"Imperative\"")), "{problems:?}");
     assert!(
         problems.contains(&"spec.sandbox.netwrk: field not declared in schema (pruned)".to_string()),
         "{problems:?}"
     );
     assert!(
-        problems.iter().any(|p| p.starts_with("spec.sandbox.network.allowedDomains: \"x\" is not of type")),
+        problems
+            .iter()
+            .any(|p| p
+                .starts_with("spec.sandbox.network.allowedDomains: Invalid value: \"string\": must be of type array")),
         "{problems:?}"
     );
 }

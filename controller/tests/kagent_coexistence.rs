@@ -4,6 +4,7 @@
 //! --take-over-sandboxes it is deleted once (uid precondition) and created again; --opt-in
 //! leaves unlabelled agents alone (the real binary against the in-memory API server).
 
+mod apiserver_schema;
 mod common;
 mod fake_apiserver;
 
@@ -168,6 +169,7 @@ async fn opt_in_leaves_unlabelled_agents_to_another_controller() {
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut mine = fake_apiserver::agent_json("kagent", "mine", &[]);
     mine["metadata"]["labels"] = json!({"srt-controller.dev/enabled": "true"});
+    api.create("modelconfigs", fake_apiserver::model_config_json("kagent"));
     api.create("sandboxagents", mine);
     api.create("sandboxagents", fake_apiserver::agent_json("kagent", "kagents", &[]));
 

@@ -4,6 +4,7 @@
 //! schema, survive the controller's own types without losing a field, and render; kagent's
 //! defaults and CEL rules sit where kagent's CRD has them.
 
+mod apiserver_schema;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -81,24 +82,33 @@ fn the_schema_check_would_notice_a_pruned_or_mistyped_field() {
         "{problems:?}"
     );
     assert!(
-        problems.iter().any(|p| p.starts_with(".spec.byo.deployment.args: \"run\" is not of type")),
+        problems
+            .iter()
+            .any(|p| p.starts_with(".spec.byo.deployment.args: Invalid value: \"string\": must be of type array")),
         "{problems:?}"
     );
     let bounds = json!({"spec": {"declarative": {"memory": {"ttlDays": 0}}, "skills": {"refs": []}}});
     let problems = schema::check(&root, &bounds, "");
     assert!(
-        problems.iter().any(|p| p.starts_with(".spec.declarative.memory.ttlDays: 0 is out of range")),
+        problems.iter().any(|p| p
+            .starts_with(".spec.declarative.memory.ttlDays: Invalid value: 0: should be greater than or equal to 1")),
         "{problems:?}"
     );
-    assert!(problems.iter().any(|p| p.starts_with(".spec.declarative.memory.modelConfig: required")), "{problems:?}");
-    assert!(problems.iter().any(|p| p.starts_with(".spec.skills.refs: length 0")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.starts_with(".spec.declarative.memory.modelConfig: Required value")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.starts_with(".spec.skills.refs: Invalid value: 0: should have at least 1 items")),
+        "{problems:?}"
+    );
 }
 
 #[test]
 fn every_sample_renders_except_the_documented_unsafe_one() {
     let api = SandboxApiInfo::for_release("0.5.6").unwrap();
     for (name, _, text) in samples() {
-        let result = render::render(&text, &name, &Options::default(), &api);
+        let result = render::render(&with_refs(&text), &name, &Options::default(), &api);
         if name.starts_with("unsafe-") {
             let err = result.unwrap_err().to_string();
             assert!(err.contains("(UnsafeSecurityContext)"), "{name}: {err}");
@@ -108,8 +118,15 @@ fn every_sample_renders_except_the_documented_unsafe_one() {
     }
 }
 
+/// A sample followed by the objects the samples refer to (ModelConfigs, tool servers, ...).
+fn with_refs(text: &str) -> String {
+    let refs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kagent-sample-refs.yaml");
+    format!("{text}\n---\n{}", std::fs::read_to_string(refs).unwrap())
+}
+
 fn docs_of(sample: &str) -> Vec<Value> {
     let (_, _, text) = samples().into_iter().find(|(n, _, _)| n == sample).unwrap();
+    let text = with_refs(&text);
     let api = SandboxApiInfo::for_release("0.5.6").unwrap();
     let out = render::render(&text, sample, &Options::default(), &api).unwrap();
     serde_yaml::Deserializer::from_str(&out)
@@ -154,25 +171,48 @@ fn declarative_agents_get_config_json_and_agent_card_json_beside_the_settings() 
     let docs = docs_of("declarative-everything");
     let cm = &docs[0];
     let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
-    assert_eq!(config["model"], Value::Null);
+    assert_eq!(config["model"], json!({"type": "openai", "model": "gpt-4.1-mini", "base_url": ""}));
     assert_eq!(config["description"], "Answers questions about the cluster.");
+    assert_eq!(config["instruction"], "You are k8s-agent. Answer with kubectl commands where you can.\n");
     assert_eq!(config["context_config"]["compaction"]["compaction_interval"], 10);
+    assert_eq!(config["context_config"]["compaction"]["summarizer_model"]["type"], "anthropic");
+    assert_eq!(
+        config["memory"],
+        json!({"ttl_days": 30, "embedding": {"provider": "openai", "model": "text-embedding-3-small"}})
+    );
+    assert_eq!(
+        config["http_tools"],
+        json!([{"params": {"url": "http://kagent-tools.kagent:8084/mcp", "headers": {"X-Tenant": "team-a"}, "timeout": 30},
+                "tools": ["k8s_get_resources", "k8s_apply_manifest"], "require_approval": ["k8s_apply_manifest"],
+                "allowed_headers": ["x-user-email"]}])
+    );
+    assert_eq!(
+        config["remote_agents"],
+        json!([{"name": "kagent__NS__helm_agent", "url": "http://helm-agent.kagent:8080", "description": "Manages Helm releases."}])
+    );
     let card: Value = serde_json::from_str(cm["data"]["agent-card.json"].as_str().unwrap()).unwrap();
     assert_eq!(card["name"], "k8s_agent");
     assert_eq!(card["url"], "http://k8s-agent.kagent:8080");
     assert_eq!(card["skills"][0]["name"], "Diagnose");
-    let unrendered = cm["metadata"]["annotations"]["srt-controller.dev/config-json-unrendered"].as_str().unwrap();
-    for part in [
-        "model (from ModelConfig default-model-config)",
-        "instruction (a prompt template over ConfigMaps)",
-        "http_tools/sse_tools (MCP servers kagent-tool-server)",
-        "remote_agents (agents helm-agent)",
-        "tool headers (headersFrom)",
-        "memory (embedding model from ModelConfig embedding-model-config)",
-        "context_config.compaction.summarizer_model (from ModelConfig small-model)",
-    ] {
-        assert!(unrendered.contains(part), "{part} not in {unrendered}");
-    }
+    // the model's key (OpenAI) and the summarizer's (Anthropic) come from their Secrets
+    let sandbox = docs.last().unwrap();
+    let env = &sandbox["spec"]["podTemplate"]["spec"]["containers"][0]["env"];
+    let from_secret: Vec<(String, String)> = env
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| {
+            e["valueFrom"]["secretKeyRef"]
+                .as_object()
+                .map(|r| (e["name"].as_str().unwrap().to_string(), r["name"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert!(from_secret.contains(&("ANTHROPIC_API_KEY".into(), "kagent-anthropic".into())), "{from_secret:?}");
+    assert!(from_secret.contains(&("OPENAI_API_KEY".into(), "kagent-openai".into())), "{from_secret:?}");
+    assert_eq!(
+        sandbox["spec"]["podTemplate"]["spec"]["containers"][0]["image"],
+        "cr.kagent.dev/kagent-dev/kagent/golang-adk:0.9.12-full"
+    );
     let byo = docs_of("byo-workingdir-extracontainers");
     assert!(byo[0]["data"].get("config.json").is_none(), "BYO images bring their own config");
 }
@@ -196,7 +236,6 @@ fn the_crd_carries_kagents_cel_rules() {
             format!("{spec}/properties/declarative/properties/deployment"),
             "!(has(self.serviceAccountName) && has(self.serviceAccountConfig))",
         ),
-        (format!("{spec}/properties/skills"), "[has(self.refs),has(self.gitRefs)].filter(x,x==true).size() >= 1"),
         (format!("{spec}/properties/allowedNamespaces"), "!(self.from == 'Selector' && !has(self.selector))"),
         (
             format!("{spec}/properties/declarative/properties/tools/items"),

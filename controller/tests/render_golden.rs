@@ -189,11 +189,66 @@ fn an_agent_that_would_be_rejected_renders_nothing_and_names_the_entries() {
 }
 
 #[test]
-fn non_agents_are_refused_by_document_number() {
-    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default(), &api()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "x.yaml: document 1 is apiVersion \"v1\", kind \"ConfigMap\"; expected apiVersion kagent.dev/v1alpha2, kind SandboxAgent"
+fn other_kinds_are_refused_by_document_number() {
+    let err = render::render(
+        "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\nkind: Deployment\n",
+        "x.yaml",
+        &Options::default(),
+        &api(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(
+            "x.yaml: document 2 is apiVersion \"apps/v1\", kind \"Deployment\"; render reads SandboxAgents"
+        ),
+        "{err}"
     );
+    // referenced objects alone are no agent to render
+    let err = render::render("apiVersion: v1\nkind: ConfigMap\n", "x.yaml", &Options::default(), &api()).unwrap_err();
+    assert_eq!(err.to_string(), "x.yaml: no SandboxAgent in the input");
     assert!(render::render("", "empty.yaml", &Options::default(), &api()).is_err());
+}
+
+/// The API-key variable a ModelConfig adds to a Declarative agent's container is not in the
+/// spec: only the pod as built shows it, and the rendered settings exclude it by name all
+/// the same, beside a spec variable from a Secret whose name no credential rule knows. A
+/// spec variable of the key's name gives way to the model's (kagent's order: a later entry
+/// wins), so the pod holds one, from the Secret, and it stays excluded.
+#[test]
+fn a_declarative_agents_model_key_is_kept_from_commands() {
+    let input = r#"
+apiVersion: kagent.dev/v1alpha2
+kind: SandboxAgent
+metadata: {name: claude-agent, namespace: team}
+spec:
+  declarative:
+    modelConfig: claude
+    systemMessage: You hold a key.
+    deployment:
+      env:
+      - {name: ANTHROPIC_API_KEY, value: sk-ant-spec-copy}
+      - name: ACME_LICENSE
+        valueFrom: {secretKeyRef: {name: acme, key: license}}
+---
+apiVersion: kagent.dev/v1alpha2
+kind: ModelConfig
+metadata: {name: claude, namespace: team}
+spec: {provider: Anthropic, model: claude-sonnet-4-5, apiKeySecret: anthropic-key, apiKeySecretKey: key}
+"#;
+    let docs = documents(&render::render(input, "claude.yaml", &Options::default(), &api()).unwrap());
+    let config: Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    assert_eq!(config["model"]["type"], "anthropic", "{config}");
+    let agent = &docs.last().unwrap()["spec"]["podTemplate"]["spec"]["containers"][0];
+    let keys: Vec<&Value> =
+        agent["env"].as_array().unwrap().iter().filter(|e| e["name"] == "ANTHROPIC_API_KEY").collect();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert_eq!(keys[0]["valueFrom"]["secretKeyRef"], serde_json::json!({"name": "anthropic-key", "key": "key"}));
+    assert!(keys[0].get("value").is_none(), "the spec's copy is gone: {keys:?}");
+    let settings: Value = serde_json::from_str(docs[0]["data"]["srt-settings.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        settings["environment"]["exclude"],
+        serde_json::json!(["ACME_LICENSE", "ANTHROPIC_API_KEY"]),
+        "{settings}"
+    );
 }

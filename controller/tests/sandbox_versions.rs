@@ -4,6 +4,7 @@
 //! release's Sandbox schema (tests/fixtures/sandbox-crd-*.json, hand-written). Each release is
 //! played by the scripted API server, every request asserted.
 
+mod apiserver_schema;
 mod common;
 
 use std::sync::Arc;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run by scripts/podman-test.sh (part d) through `podman exec` in the pod of an agent whose
-# container gets OPENAI_API_KEY and ACME_LICENSE (a name no credential rule catches: only
-# srt-controller's exclusion by name keeps it out) from a Secret (secretKeyRef), mounts a
-# Secret volume and holds a stand-in for kagent's token at /var/run/secrets/tokens/kagent-token.
+# container gets OPENAI_API_KEY (its ModelConfig's key) and ACME_LICENSE (a name no
+# credential rule catches: only srt-controller's exclusion by name keeps it out) from a
+# Secret (secretKeyRef), mounts a Secret volume and holds a stand-in for kagent's token at
+# /var/run/secrets/tokens/kagent-token.
 # The agent (pid 1) has all of them; a command it runs through srt (with the settings
 # srt-controller rendered, $KAGENT_SRT_SETTINGS_PATH) sees none, and still lists / and keeps
 # PATH, HOME and the proxy variables.

@@ -2,6 +2,9 @@
 """Turn `srt-controller render` output into what `podman kube play` takes: the ConfigMap
 as its own file (for --configmap) and the Sandbox's podTemplate as a Pod.
 Usage: pod-from-render.py [--token-secret NAME] RENDERED POD_NAME OUT_POD OUT_CONFIGMAP [SECCOMP_LOCALHOST_PROFILE]
+With SECRETS=FILE in the environment, env vars taken from a Secret key (secretKeyRef) get
+that key's value from the Secret manifests in FILE: podman 4.3 has no Kubernetes Secrets
+(without it, podman resolves a secretKeyRef from a podman secret of that name).
 With SECCOMP_LOCALHOST_PROFILE the pod carries the annotation podman 4.x reads for a
 custom profile (seccomp.security.alpha.kubernetes.io/pod: localhost/<file>, resolved
 under --seccomp-profile-root); podman ignores securityContext.seccompProfile, and
@@ -10,6 +13,7 @@ With --token-secret the projected kagent-token volume (podman cannot mint Servic
 tokens) becomes that podman secret, mounted where the token would be; without it, it goes.
 Everything else is the rendered pod as it is, except what podman 4.3 refuses (below).
 """
+import os
 import sys
 
 import yaml
@@ -56,7 +60,18 @@ for v in template["spec"].get("volumes", []):
 template["spec"]["volumes"] = volumes
 if token_secret:
     tokens = []
+secrets = {}
+if os.environ.get("SECRETS"):
+    with open(os.environ["SECRETS"]) as f:
+        for d in yaml.safe_load_all(f):
+            if d and d.get("kind") == "Secret":
+                secrets[d["metadata"]["name"]] = d.get("stringData", {})
 for container in template["spec"].get("containers", []) + template["spec"].get("initContainers", []):
+    for env in container.get("env", []):
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref and ref["name"] in secrets and ref["key"] in secrets[ref["name"]]:
+            env.pop("valueFrom")
+            env["value"] = secrets[ref["name"]][ref["key"]]
     container.pop("ports", None)
     container["volumeMounts"] = [m for m in container.get("volumeMounts", []) if m["name"] not in tokens]
     for env in container.get("env", []):
@@ -64,6 +79,21 @@ for container in template["spec"].get("containers", []) + template["spec"].get("
         if field in values:
             env.pop("valueFrom")
             env["value"] = values[field]
+# podman 4.3 mounts every key of a configMap volume and ignores `items` (Kubernetes mounts
+# only the listed keys, under their paths): such a volume gets a ConfigMap of its own with
+# just those keys under those names, written beside OUT_CONFIGMAP as <name>-items.yaml
+items_maps = []
+for v in template["spec"].get("volumes", []):
+    cm = v.get("configMap")
+    if cm and cm.get("items"):
+        data = {i["path"]: configmap["data"][i["key"]] for i in cm["items"]}
+        name = cm["name"] + "-" + v["name"]
+        items_maps.append({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": name, "namespace": namespace}, "data": data})
+        v["configMap"] = {"name": name}
+if items_maps:
+    with open(out_cm[:-len(".yaml")] + "-items.yaml", "w") as f:
+        yaml.safe_dump_all(items_maps, f, sort_keys=False)
 # podman 4.3 applies the pod's restart policy (Always when unset) to init containers too and
 # restarts the finished cp again and again (containers/podman#16343); OnFailure starts it once
 template["spec"].setdefault("restartPolicy", "OnFailure")

@@ -17,6 +17,11 @@ fn tool_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     string_enum(&["McpServer", "Agent"], None, "The tool provider: McpServer or Agent.")
 }
 
+/// A Go `int` as controller-gen writes it: an integer with no format.
+fn go_int(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer" })
+}
+
 fn compaction_interval_default() -> Option<i64> {
     Some(5)
 }
@@ -182,20 +187,24 @@ pub struct A2AConfig {
     pub skills: Vec<AgentSkill>,
 }
 
-/// An A2A agent skill, as the agent card lists it. (`name` is not required here: a card
-/// without one is still valid JSON for kagent's runtime, and stricter than kagent is the one
-/// direction this schema must not err in.)
+/// An A2A agent skill, as the agent card lists it: kagent v0.9.7–v0.9.12 require `name`
+/// (non-empty) and make `id` optional.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
+    /// The unique identifier of the skill.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
-    #[serde(default)]
+    /// The human-readable name of the skill.
+    #[schemars(length(min = 1))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20))]
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20))]
     pub examples: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub input_modes: Vec<String>,
@@ -210,7 +219,7 @@ pub struct MemorySpec {
     pub model_config: String,
     /// Days a memory stays valid (kagent: 15 when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(schema_with = "go_int", range(min = 1))]
     pub ttl_days: Option<i64>,
 }
 
@@ -226,17 +235,19 @@ pub struct ContextConfig {
 pub struct ContextCompressionConfig {
     /// New invocations that trigger a compaction.
     #[serde(default = "compaction_interval_default", skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1), extend("default" = 5))]
+    #[schemars(schema_with = "go_int", range(min = 1), extend("default" = 5))]
     pub compaction_interval: Option<i64>,
     /// Invocations repeated from the end of the last compacted range.
     #[serde(default = "overlap_size_default", skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0), extend("default" = 2))]
+    #[schemars(schema_with = "go_int", range(min = 0), extend("default" = 2))]
     pub overlap_size: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summarizer: Option<ContextSummarizerConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "go_int")]
     pub token_threshold: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "go_int")]
     pub event_retention_size: Option<i64>,
 }
 

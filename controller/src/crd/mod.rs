@@ -10,6 +10,8 @@
 
 mod declarative;
 mod deployment;
+pub mod generate;
+mod k8s_markers;
 pub mod schema;
 mod skills;
 
@@ -21,14 +23,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// An object the API server stores as given (`x-kubernetes-preserve-unknown-fields`).
-fn open_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": true
-    })
-}
 
 /// An optional string enum as controller-gen writes it: a plain `type: string` with `enum`
 /// (no `null` member, which a structural schema would refuse) and kagent's default.
@@ -71,14 +65,15 @@ fn platform_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         description = "Whether configuration was accepted."
     )
 )]
+// In kagent's order: SandboxAgentSpec's own rules, then those of the inlined AgentSpec.
 #[x_kube(
+    validation = Rule::new("!has(self.skills) || self.platform != 'substrate'").message("spec.skills is not supported when spec.platform is substrate"),
+    validation = Rule::new("!has(self.substrate) || self.platform == 'substrate'").message("spec.substrate may only be set when spec.platform is substrate"),
+    validation = Rule::new("!has(self.type) || self.type != 'BYO' || self.platform != 'substrate'").message("BYO agents are not supported when spec.platform is substrate"),
     validation = Rule::new("has(self.type)").message("type must be specified"),
     validation = Rule::new("self.type == 'Declarative' || self.type == 'BYO'").message("type must be either Declarative or BYO"),
     validation = Rule::new("(self.type == 'Declarative' && has(self.declarative)) || (self.type == 'BYO' && has(self.byo))")
         .message("declarative must be specified if type is Declarative, or byo must be specified if type is BYO"),
-    validation = Rule::new("!has(self.skills) || self.platform != 'substrate'").message("spec.skills is not supported when spec.platform is substrate"),
-    validation = Rule::new("!has(self.substrate) || self.platform == 'substrate'").message("spec.substrate may only be set when spec.platform is substrate"),
-    validation = Rule::new("!has(self.type) || self.type != 'BYO' || self.platform != 'substrate'").message("BYO agents are not supported when spec.platform is substrate"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxAgentSpec {
@@ -114,8 +109,38 @@ pub struct SandboxAgentSpec {
 
     /// kagent's Agent Substrate settings; refused by this controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "open_object")]
-    pub substrate: Option<serde_json::Value>,
+    pub substrate: Option<SandboxSubstrateSpec>,
+}
+
+/// kagent v0.9.7-v0.9.12's Agent Substrate settings (read only to be refused).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxSubstrateSpec {
+    /// An existing ate.dev WorkerPool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pool_ref: Option<TypedLocalReference>,
+    /// Where actor memory snapshots go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots_config: Option<SubstrateSnapshotsConfig>,
+}
+
+/// A reference to an object in the agent's namespace by kind, API group and name.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedLocalReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_group: Option<String>,
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubstrateSnapshotsConfig {
+    /// A `gs://` URL.
+    #[schemars(regex(pattern = "^gs://"))]
+    pub location: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
@@ -153,11 +178,22 @@ pub struct NetworkConfig {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = no_observed_generation_default)]
 pub struct AgentStatus {
     #[serde(default)]
     pub observed_generation: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+}
+
+/// kagent's status has no default for `observedGeneration` (schemars writes the serde
+/// default, 0, which the API server would then fill into every status).
+fn no_observed_generation_default(schema: &mut schemars::Schema) {
+    if let Some(g) = schema.get_mut("properties").and_then(|p| p.get_mut("observedGeneration")) {
+        if let Some(g) = g.as_object_mut() {
+            g.remove("default");
+        }
+    }
 }
 
 impl SandboxAgentSpec {

@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Skills pulled from container images or git repositories into `/skills`.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
-#[x_kube(validation = Rule::new("[has(self.refs),has(self.gitRefs)].filter(x,x==true).size() >= 1")
-    .message("at least one of the fields in [refs gitRefs] must be set"))]
+/// (kagent's Go type says `+kubebuilder:validation:AtLeastOneOf=refs,gitRefs`, which the
+/// controller-gen v0.19 that wrote kagent's CRD does not turn into a rule, so neither does
+/// this schema: `skills: {}` is accepted and gives an agent without skills, as in kagent.)
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillForAgent {
     /// Fetch images insecurely (HTTP, no TLS verification); for development only.

@@ -23,7 +23,9 @@ use crate::objects;
 use crate::options::Options;
 use crate::stored;
 
+mod references;
 mod report;
+pub use references::{api_resource, RefIndex};
 use report::{event, failed, reject, wait_for_sandbox_api, write_status};
 
 /// The one field manager for everything this controller writes.
@@ -51,7 +53,15 @@ pub enum Error {
     TakeOver { namespace: String, name: String, source: kube::Error },
     #[error("asking the API server which agents.x-k8s.io Sandbox API it serves: {0}")]
     Discovery(kube::Error),
+    #[error("reading {object}, which the agent refers to: {source}")]
+    Reference { object: String, source: kube::Error },
+    #[error("agent refers to more than {MAX_FETCHES} objects; not rendered")]
+    TooManyReferences,
 }
+
+/// The most referenced objects one reconcile reads (kagent's limits: 20 tools, agent chains
+/// 10 deep).
+const MAX_FETCHES: usize = 256;
 
 /// What every reconcile shares.
 pub struct Context {
@@ -71,6 +81,8 @@ pub struct Context {
     failures: Mutex<HashMap<String, u32>>,
     /// The clock conditions are stamped with (fixed in tests).
     now: fn() -> Time,
+    /// Which agents read which referenced objects.
+    pub references: RefIndex,
 }
 
 fn wall_clock() -> Time {
@@ -91,6 +103,7 @@ impl Context {
             taken_over: Mutex::new(HashSet::new()),
             failures: Mutex::new(HashMap::new()),
             now: wall_clock,
+            references: RefIndex::default(),
         }
     }
 
@@ -184,12 +197,39 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     let namespace = agent.namespace().unwrap_or_else(|| "default".into());
     let name = agent.name_any();
 
-    let desired = match objects::desired(agent, &ctx.options) {
-        Ok(d) => d,
-        Err(rejection) => {
-            reject(agent, ctx, &rejection).await?;
-            return Ok((Action::await_change(), Step::Rejected));
+    // Render with what the API server holds: each object the agent turns out to need is read
+    // and the render run again (a handful of rounds: a ModelConfig, tool servers, agents).
+    let mut lookup = crate::refs::Lookup::default();
+    let mut fetches = 0;
+    let outcome = loop {
+        match objects::desired(agent, &ctx.options, &lookup) {
+            Err(objects::Pending::Needs(r)) => {
+                fetches += 1;
+                if fetches > MAX_FETCHES {
+                    return Err(failed(agent, ctx, Error::TooManyReferences).await);
+                }
+                match references::fetch(&ctx.client, &r).await {
+                    Ok(o) => lookup.insert(r, o),
+                    Err(source) => {
+                        let err = Error::Reference { object: r.to_string(), source };
+                        return Err(failed(agent, ctx, err).await);
+                    }
+                }
+            }
+            other => break other,
         }
+    };
+    ctx.references.record((namespace.clone(), name.clone()), lookup.references().cloned().collect());
+    let desired = match outcome {
+        Ok(d) => d,
+        Err(objects::Pending::Rejected(rejection)) => {
+            reject(agent, ctx, &rejection).await?;
+            // A missing object may appear without a watch event reaching us (its kind not
+            // served at start-up): look again later too.
+            let next = if fetches > 0 { Action::requeue(NOT_READY_RESYNC) } else { Action::await_change() };
+            return Ok((next, Step::Rejected));
+        }
+        Err(objects::Pending::Needs(_)) => return Err(failed(agent, ctx, Error::TooManyReferences).await),
     };
 
     let Some(api) = ctx.sandbox_api.discover(&ctx.client).await.map_err(Error::Discovery)? else {
@@ -263,14 +303,19 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     let is_ready = ready.status == "True";
     let newly_accepted = cond::condition_status(agent.status.as_ref(), cond::ACCEPTED) != Some("True");
     let mut conds = vec![cond::accepted(), ready];
+    let status_writers = conflict::foreign_status_writers(agent.metadata.managed_fields.as_deref().unwrap_or(&[]));
     if !writers.is_empty() {
         let message = conflict::message(&namespace, &name, &writers, took_over_before);
         tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's Sandbox");
         conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_FIELDS, message));
+    } else if !status_writers.is_empty() {
+        let message = conflict::status_message(&status_writers);
+        tracing::warn!(agent = %key(&agent.metadata), %message, "another controller writes this agent's status");
+        conds.push(Cond::new(conflict::CONDITION, "True", conflict::REASON_FOREIGN_STATUS, message));
     }
-    if write_status(agent, ctx, &conds).await? && !writers.is_empty() {
-        let message = conds[2].message.clone();
-        event(agent, ctx, EventType::Warning, conflict::REASON_FOREIGN_FIELDS, message).await;
+    if write_status(agent, ctx, &conds).await? && conds.len() > 2 {
+        let (reason, message) = (conds[2].reason.clone(), conds[2].message.clone());
+        event(agent, ctx, EventType::Warning, &reason, message).await;
     }
     if newly_accepted {
         let note = format!("Applied ConfigMap {} and Sandbox {name}", objects::settings_name(&name));

@@ -83,7 +83,30 @@ impl Seen {
     }
 }
 
+/// The seed agent's ModelConfig, as the scripted server holds it.
+pub const MODEL_CONFIG_PATH: &str = "/apis/kagent.dev/v1alpha2/namespaces/kagent/modelconfigs/default-model-config";
+
+pub fn model_config() -> Value {
+    json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "ModelConfig",
+           "metadata": {"name": "default-model-config", "namespace": "kagent"},
+           "spec": {"provider": "OpenAI", "model": "gpt-4o", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}})
+}
+
+/// The next request, with the seed's ModelConfig read (which a Declarative agent does before
+/// anything else) answered on the way: scripts state the requests that matter to them.
 pub async fn next(handle: &mut ApiHandle) -> Seen {
+    loop {
+        let seen = next_raw(handle).await;
+        if seen.method == Method::GET && seen.path == MODEL_CONFIG_PATH {
+            seen.respond(StatusCode::OK, model_config());
+            continue;
+        }
+        return seen;
+    }
+}
+
+/// The next request, whatever it is.
+pub async fn next_raw(handle: &mut ApiHandle) -> Seen {
     let (req, send) = tokio::time::timeout(std::time::Duration::from_secs(5), handle.next_request())
         .await
         .expect("the reconciler sent no further request within 5s")

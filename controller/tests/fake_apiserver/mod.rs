@@ -4,9 +4,19 @@
 //! subresource, events, and discovery of the Sandbox API. It can also play the
 //! agent-sandbox controller by marking applied Sandboxes Ready.
 //!
-//! Not a conformant apiserver: no field ownership, no validation, no admission.
+//! Custom objects go through what a real API server does with them under the real CRDs
+//! (../apiserver_schema: pruning, defaults, structural validation, list-map keys, CEL):
+//! srt-controller's SandboxAgent CRD (deploy/crd.yaml), agent-sandbox v0.5.6's Sandbox, kagent
+//! v0.9.12's ModelConfig, RemoteMCPServer and Agent, kmcp v0.3.0's MCPServer (each
+//! replaceable with [`FakeApi::install_crd`]). Server-side apply refuses undeclared fields;
+//! a status write is checked against the status schema. Built-in kinds (ConfigMaps,
+//! ServiceAccounts, Services, Events) are stored unchecked. No field ownership, no
+//! admission webhooks.
 
 #![allow(dead_code)]
+
+// The crate including this module declares `mod apiserver_schema;` (one copy per crate).
+use crate::apiserver_schema;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
@@ -27,6 +37,12 @@ use tokio::sync::broadcast;
 /// The collections the fake serves, by URL segment: (api prefix, plural, kind).
 const KINDS: &[(&str, &str, &str)] = &[
     ("/apis/kagent.dev/v1alpha2", "sandboxagents", "SandboxAgent"),
+    ("/apis/kagent.dev/v1alpha3", "sandboxagents", "SandboxAgent"),
+    ("/apis/kagent.dev/v1alpha2", "modelconfigs", "ModelConfig"),
+    ("/apis/kagent.dev/v1alpha2", "remotemcpservers", "RemoteMCPServer"),
+    ("/apis/kagent.dev/v1alpha2", "agents", "Agent"),
+    ("/apis/kagent.dev/v1alpha1", "mcpservers", "MCPServer"),
+    ("/api/v1", "services", "Service"),
     ("/api/v1", "configmaps", "ConfigMap"),
     ("/api/v1", "serviceaccounts", "ServiceAccount"),
     ("/apis/agents.x-k8s.io/v1beta1", "sandboxes", "Sandbox"),
@@ -48,6 +64,8 @@ pub struct FakeApi {
     version: AtomicU64,
     changes: broadcast::Sender<Change>,
     pub sandbox_api: AtomicBool,
+    /// Serve kagent >= v0.10's `kagent.dev/v1alpha3` SandboxAgents in discovery.
+    pub kagent_v1alpha3: AtomicBool,
     /// Play agent-sandbox: every applied Sandbox gets `Ready=True` right away.
     pub sandboxes_become_ready: AtomicBool,
     pub requests: AtomicU64,
@@ -55,6 +73,31 @@ pub struct FakeApi {
     pub status_writes: AtomicU64,
     /// Every (API group, resource, verb) a client used, as RBAC names them.
     pub verbs: Mutex<BTreeSet<(String, String, String)>>,
+    /// The openAPIV3Schema of each served custom resource, by "group/version/plural".
+    schemas: Mutex<BTreeMap<String, Value>>,
+}
+
+fn upstream_crd(rel: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream").join(rel);
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The CRDs the fake serves unless a test installs others.
+fn default_crds() -> Vec<Value> {
+    let ours = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crd.yaml")).unwrap();
+    vec![
+        serde_yaml::from_str(&ours).unwrap(),
+        upstream_crd("agent-sandbox-v0.5.6/agents.x-k8s.io_sandboxes.yaml"),
+        upstream_crd("kagent-v0.9.12/kagent.dev_modelconfigs.yaml"),
+        upstream_crd("kagent-v0.9.12/kagent.dev_remotemcpservers.yaml"),
+        upstream_crd("kagent-v0.9.12/kagent.dev_agents.yaml"),
+        upstream_crd("kmcp-v0.3.0/kagent.dev_mcpservers.yaml"),
+    ]
+}
+
+/// The key of a custom resource's schema: "group/version/plural".
+fn schema_key(api_version: &str, plural: &str) -> String {
+    format!("{api_version}/{plural}")
 }
 
 pub struct Running {
@@ -70,12 +113,17 @@ impl FakeApi {
             version: AtomicU64::new(1),
             changes,
             sandbox_api: AtomicBool::new(true),
+            kagent_v1alpha3: AtomicBool::new(false),
             sandboxes_become_ready: AtomicBool::new(false),
             requests: AtomicU64::new(0),
             applies: AtomicU64::new(0),
             status_writes: AtomicU64::new(0),
             verbs: Mutex::new(BTreeSet::new()),
+            schemas: Mutex::new(BTreeMap::new()),
         });
+        for crd in default_crds() {
+            api.install_crd(&crd);
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let server = api.clone();
@@ -108,8 +156,59 @@ impl FakeApi {
         self.objects.lock().unwrap()
     }
 
-    /// Stores an object as `kubectl create` would (uid, generation, resourceVersion).
-    pub fn create(&self, plural: &'static str, mut obj: Value) {
+    /// Serves `crd`'s versions with their schemas (replacing what was installed for them).
+    pub fn install_crd(&self, crd: &Value) {
+        let group = crd["spec"]["group"].as_str().unwrap_or_default();
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+        let mut schemas = self.schemas.lock().unwrap();
+        for v in crd["spec"]["versions"].as_array().into_iter().flatten() {
+            let version = v["name"].as_str().unwrap_or_default();
+            schemas.insert(schema_key(&format!("{group}/{version}"), plural), v["schema"]["openAPIV3Schema"].clone());
+        }
+    }
+
+    /// The schema the object's apiVersion is served with, if it is a custom resource.
+    fn schema_for(&self, plural: &str, obj: &Value) -> Option<Value> {
+        let api_version = obj["apiVersion"].as_str()?;
+        self.schemas.lock().unwrap().get(&schema_key(api_version, plural)).cloned()
+    }
+
+    /// What the API server stores for a write of `obj` (`old`: the stored object).
+    fn admit(
+        &self,
+        plural: &str,
+        obj: Value,
+        old: Option<&Value>,
+        unknown: apiserver_schema::Unknown,
+    ) -> Result<Value, Vec<String>> {
+        match self.schema_for(plural, &obj) {
+            Some(schema) => apiserver_schema::admit(&schema, obj, old, unknown).map(|a| a.object),
+            None => Ok(obj),
+        }
+    }
+
+    /// A status write is checked against the status schema only (the spec it does not change
+    /// is not validated again, as the API server's status strategy does).
+    fn admit_status(&self, plural: &str, mut obj: Value) -> Result<Value, Vec<String>> {
+        let Some(schema) = self.schema_for(plural, &obj) else { return Ok(obj) };
+        let part = json!({"type": "object", "properties": {"status": schema["properties"]["status"].clone()}});
+        let status = json!({"status": obj["status"].take()});
+        let admitted = apiserver_schema::admit(&part, status, None, apiserver_schema::Unknown::Refuse)?;
+        obj["status"] = admitted.object["status"].clone();
+        Ok(obj)
+    }
+
+    /// Stores an object as `kubectl create` would (pruned, defaulted and validated under its
+    /// CRD; a test that creates an invalid object fails here).
+    pub fn create(&self, plural: &'static str, obj: Value) {
+        let obj = self
+            .admit(plural, obj, None, apiserver_schema::Unknown::Prune)
+            .unwrap_or_else(|e| panic!("the API server would refuse this {plural}: {e:?}"));
+        self.store_raw(plural, obj);
+    }
+
+    /// Stores an object unchecked, as one written under an older schema is stored.
+    pub fn store_raw(&self, plural: &'static str, mut obj: Value) {
         let kind = kind_of(plural);
         let ns = obj["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
         let name = obj["metadata"]["name"].as_str().unwrap().to_string();
@@ -126,7 +225,11 @@ impl FakeApi {
         let obj = {
             let mut objects = self.lock();
             let obj = objects.get_mut(&(plural.to_string(), ns.to_string(), name.to_string())).unwrap();
-            obj["spec"] = spec;
+            let mut next = obj.clone();
+            next["spec"] = spec;
+            *obj = self
+                .admit(plural, next, Some(obj), apiserver_schema::Unknown::Prune)
+                .unwrap_or_else(|e| panic!("the API server would refuse this {plural} update: {e:?}"));
             let generation = obj["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
             obj["metadata"]["generation"] = json!(generation);
             obj["metadata"]["resourceVersion"] = json!(self.next_version());
@@ -175,6 +278,17 @@ impl FakeApi {
             .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
         let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
 
+        if method == Method::GET && path == "/apis/kagent.dev/v1alpha3" {
+            if !self.kagent_v1alpha3.load(Ordering::SeqCst) {
+                return status_response(404, "NotFound", "the server could not find the requested resource");
+            }
+            return json_response(
+                StatusCode::OK,
+                json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "kagent.dev/v1alpha3",
+                       "resources": [{"name": "sandboxagents", "singularName": "sandboxagent", "namespaced": true,
+                                      "kind": "SandboxAgent", "verbs": ["get", "list", "watch", "create", "patch"]}]}),
+            );
+        }
         // Discovery, as agent-sandbox v0.5.x serves it: v1beta1 and the deprecated v1alpha1,
         // both with spec.service.
         for version in ["v1alpha1", "v1beta1"] {
@@ -230,7 +344,7 @@ impl FakeApi {
             }
             (Method::GET, None) => self.list(&route, &query, metadata_only),
             (Method::GET, Some(name)) => match self.get(route.plural, route.namespace.as_deref().unwrap_or(""), name) {
-                Some(o) => json_response(StatusCode::OK, o),
+                Some(o) => json_response(StatusCode::OK, self.as_served(&route, o)),
                 None => status_response(404, "NotFound", "not found"),
             },
             (Method::PATCH, Some(name)) => {
@@ -265,7 +379,7 @@ impl FakeApi {
             .filter(|((p, ns, _), o)| {
                 p == route.plural && route.namespace.as_ref().is_none_or(|n| n == ns) && selects(selector.as_deref(), o)
             })
-            .map(|(_, o)| if metadata_only { partial(o) } else { o.clone() })
+            .map(|(_, o)| if metadata_only { partial(o) } else { self.as_served(route, o.clone()) })
             .collect();
         let kind = if metadata_only { "PartialObjectMetadataList".to_string() } else { format!("{}List", route.kind) };
         json_response(
@@ -282,12 +396,16 @@ impl FakeApi {
     ) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
         let rx = self.changes.subscribe();
         let plural = route.plural;
+        let api_version = route_api_version(route);
+        let schema = self.schemas.lock().unwrap().get(&schema_key(&api_version, plural)).cloned();
         let namespace = route.namespace.clone();
         let selector = query.get("labelSelector").cloned();
         let since: u64 = query.get("resourceVersion").and_then(|v| v.parse().ok()).unwrap_or(0);
         let stream = futures::stream::unfold(rx, move |mut rx| {
             let namespace = namespace.clone();
             let selector = selector.clone();
+            let api_version = api_version.clone();
+            let schema = schema.clone();
             async move {
                 loop {
                     match rx.recv().await {
@@ -304,7 +422,11 @@ impl FakeApi {
                             {
                                 continue;
                             }
-                            let object = if metadata_only { partial(&c.object) } else { c.object.clone() };
+                            let object = if metadata_only {
+                                partial(&c.object)
+                            } else {
+                                served_as(&c.object, &api_version, schema.as_ref())
+                            };
                             let mut line = serde_json::to_vec(&json!({"type": c.type_, "object": object})).unwrap();
                             line.push(b'\n');
                             return Some((Ok::<_, Infallible>(Frame::data(Bytes::from(line))), rx));
@@ -328,7 +450,7 @@ impl FakeApi {
         let (obj, type_) = {
             let mut objects = self.lock();
             let existing = objects.get(&key).cloned();
-            let (mut next, type_) = match (existing.clone(), route.status) {
+            let (next, type_) = match (existing.clone(), route.status) {
                 (None, true) => return status_response(404, "NotFound", "no such object"),
                 (None, false) => {
                     let mut o = patch.clone();
@@ -343,6 +465,22 @@ impl FakeApi {
                 (Some(mut o), false) => {
                     merge(&mut o, &patch);
                     (o, "MODIFIED")
+                }
+            };
+            let admitted = if route.status {
+                self.admit_status(route.plural, next)
+            } else {
+                self.admit(route.plural, next, existing.as_ref(), apiserver_schema::Unknown::Refuse)
+            };
+            let mut next = match admitted {
+                Ok(o) => o,
+                Err(errors) => {
+                    let undeclared = errors.iter().any(|e| e.ends_with("field not declared in schema"));
+                    // A typed-patch failure is an internal error to the API server; a
+                    // validation failure is 422 Invalid.
+                    let (code, reason) = if undeclared { (500, "InternalError") } else { (422, "Invalid") };
+                    let what = format!("{} {name}", route.kind);
+                    return status_response(code, reason, &format!("{what} is invalid: {}", errors.join(", ")));
                 }
             };
             if route.status {
@@ -373,7 +511,35 @@ impl FakeApi {
     }
 }
 
+impl FakeApi {
+    /// An object as the version `route` asks for sees it (conversion strategy None: the
+    /// apiVersion changes, and what that version's schema does not declare is pruned).
+    fn as_served(&self, route: &Route, o: Value) -> Value {
+        let api_version = route_api_version(route);
+        let schema = self.schemas.lock().unwrap().get(&schema_key(&api_version, route.plural)).cloned();
+        served_as(&o, &api_version, schema.as_ref())
+    }
+}
+
+fn served_as(o: &Value, api_version: &str, schema: Option<&Value>) -> Value {
+    let Some(schema) = schema.filter(|_| o["apiVersion"].as_str().is_some_and(|v| v != api_version)) else {
+        return o.clone();
+    };
+    let mut o = o.clone();
+    o["apiVersion"] = json!(api_version);
+    match apiserver_schema::admit(schema, o.clone(), None, apiserver_schema::Unknown::Prune) {
+        Ok(a) => a.object,
+        Err(_) => o,
+    }
+}
+
+/// "group/version" (or "v1") of a route.
+fn route_api_version(route: &Route) -> String {
+    route.prefix.strip_prefix("/apis/").or_else(|| route.prefix.strip_prefix("/api/")).unwrap_or("").to_string()
+}
+
 struct Route {
+    prefix: &'static str,
     plural: &'static str,
     kind: &'static str,
     namespace: Option<String>,
@@ -398,6 +564,7 @@ impl Route {
                 continue;
             }
             return Some(Route {
+                prefix,
                 plural,
                 kind,
                 namespace,
@@ -488,6 +655,16 @@ pub fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::path::PathBuf {
     )
     .unwrap();
     path
+}
+
+/// The ModelConfig `default-model-config` in `ns` the seed's agents use: OpenAI, its key in
+/// Secret `openai-secret` (referenced, never read).
+pub fn model_config_json(ns: &str) -> Value {
+    json!({
+        "apiVersion": "kagent.dev/v1alpha2", "kind": "ModelConfig",
+        "metadata": {"name": "default-model-config", "namespace": ns},
+        "spec": {"provider": "OpenAI", "model": "gpt-4o", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}
+    })
 }
 
 /// The seed's declarative agent named `name` in `ns` with `domains`.
