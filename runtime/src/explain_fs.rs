@@ -53,15 +53,11 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         let tops: Vec<String> = pol.tops.iter().map(|t| t.display().to_string()).collect();
         let _ = writeln!(
             w,
-            "  at the top of {}: also names matching {} when they are made  [supervisor]",
-            tops.join(", "),
-            crate::protected_names::PROJECT
-                .iter()
-                .filter(|e| e.path.contains('*'))
-                .map(|e| e.path)
-                .collect::<Vec<_>>()
-                .join(", ")
+            "  at the top of {} (mandatory, whether or not they exist; refused if made  [supervisor]):",
+            tops.join(", ")
         );
+        let names: Vec<&str> = crate::protected_names::PROJECT.iter().map(|e| e.path).collect();
+        wrap(w, &names);
     }
     if let Some(h) = &pol.home {
         let on: Vec<&str> = crate::protected_names::HOME_ALLOW.iter().filter(|a| a.default).map(|a| a.path).collect();
@@ -216,6 +212,19 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     let _ =
         writeln!(w, "  LIMIT: a repository that existed before the run deeper than mandatoryDenySearchDepth (or below");
     let _ = writeln!(w, "  node_modules) is not guarded: its files are written as any other there (raise the depth).");
+}
+
+fn wrap(w: &mut String, names: &[&str]) {
+    let mut line = String::from("      ");
+    for n in names {
+        if line.len() + n.len() > 96 {
+            let _ = writeln!(w, "{}", line.trim_end_matches(' '));
+            line = String::from("      ");
+        }
+        line.push_str(n);
+        line.push(' ');
+    }
+    let _ = writeln!(w, "{}", line.trim_end_matches(' '));
 }
 
 /// The protected names that do not exist, one line per directory.

@@ -169,7 +169,14 @@ impl FsPolicy {
     /// renaming `p`, or putting anything but a new empty directory there, would take the
     /// protection away (`mv .git x; mkdir -p .git/hooks`, `ln -s elsewhere .claude`).
     pub fn guards_below(&self, p: &Path) -> bool {
+        let project_below = |t: &PathBuf| {
+            p.strip_prefix(t).is_ok_and(|rel| {
+                !rel.as_os_str().is_empty()
+                    && crate::protected_names::PROJECT.iter().any(|e| crate::protected_names::lies_below(e.path, rel))
+            })
+        };
         self.deny_write.iter().any(|d| d != p && under(d, p))
+            || self.tops.iter().any(project_below)
             || self
                 .git_dirs
                 .iter()
