@@ -5,20 +5,18 @@ use std::ffi::{CString, OsString};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use settings_schema::Settings;
 
+use crate::auditor::Start;
 use crate::child::{self, ChildSpec, Stage};
 use crate::error::LaunchError;
 use crate::landlock_plan::Plan;
 use crate::policy::FsPolicy;
 use crate::seccomp::{self, FilterOptions};
 use crate::supervisor::Supervisor;
+use crate::tmpdir::TmpDir;
 use crate::{landlock, prepare, reaper, sysno};
-
-/// Grace period between forwarding SIGTERM/SIGINT/SIGHUP and killing the whole tree.
-const TERM_GRACE: Duration = Duration::from_secs(5);
 
 pub struct Options {
     pub settings: Settings,
@@ -145,69 +143,9 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
     Ok(())
 }
 
-struct TmpDir(PathBuf);
-
-impl TmpDir {
-    fn create() -> Result<TmpDir, LaunchError> {
-        let base =
-            std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/tmp".into());
-        let nanos =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-        let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
-        let mut b = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
-        let path = path.canonicalize().unwrap_or(path);
-        Ok(TmpDir(path))
-    }
-}
-
-impl TmpDir {
-    /// Removes the directory and everything in it. The command may have taken its own
-    /// rights away from directories in it (`chmod 555`); srt, their owner, gives them back
-    /// first. `Err` with the path when something is left.
-    fn remove(&self) -> Result<(), std::io::Error> {
-        match std::fs::remove_dir_all(&self.0) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                open_up_tree(&self.0, 0);
-                std::fs::remove_dir_all(&self.0)
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Gives the owner full rights on every directory below `dir` (never following symlinks),
-/// so that it can be removed. Nothing of the command's runs any more to swap entries.
-fn open_up_tree(dir: &Path, depth: usize) {
-    use std::os::unix::fs::PermissionsExt;
-    if depth > 4096 {
-        return;
-    }
-    let Ok(m) = dir.symlink_metadata() else { return };
-    if !m.is_dir() {
-        return;
-    }
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode((m.permissions().mode() & 0o7777) | 0o700));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                open_up_tree(&e.path(), depth + 1);
-            }
-        }
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        if let Err(e) = self.remove() {
-            crate::warn!("could not remove {}: {e}", self.0.display());
-        }
-    }
-}
-
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
+    finish_stale_runs();
     match opts.mode {
         NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
             // nothing of the command ran yet: the namespaces were refused before it started
@@ -342,13 +280,14 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
-    let journal = if prepared.fs_enabled { Some(open_journal(&prepared, &tmp.0)?) } else { None };
+    let mut journal = if prepared.fs_enabled { Some(open_journal(&prepared, &tmp.0)?) } else { None };
+    // srt stays a subreaper too: should the auditor die, the command's processes come here
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
-    let (pid, inside) = if namespaced {
+    let start = if namespaced {
         let view = if prepared.fs_enabled {
             crate::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
         } else {
@@ -356,44 +295,140 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         };
         let dns = net.transparent.is_some();
         let view = crate::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
-        start_namespaced(spec, view, &ours, dns)?
+        spec.parent_pid = 1; // the command's parent is the namespace's init
+        let (go_r, go_w) = pipe()?;
+        let init = crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
+        Start::Namespaced { init, go_r, go_w }
     } else {
-        (child::spawn(spec)?, Vec::new())
+        Start::Direct(spec)
     };
+    let mut finish = || finish_run(&tmp, journal.take());
+    let auditor = crate::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
     drop(theirs);
+    let run = Run { auditor, tmp, journal };
+    let inside = if namespaced {
+        match wait_for_bridge(&ours) {
+            Ok(inside) => inside,
+            Err((e, stuck)) => return Err(run.end_early(stuck, e)),
+        }
+    } else {
+        Vec::new()
+    };
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
     if let Err(errno) = child::drop_own_capabilities() {
-        // SAFETY: the command has not been released yet; kill it rather than supervise with privilege.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
+        return Err(run.end_early(true, LaunchError::Sys(nix::errno::Errno::from_raw(errno))));
     }
-    let proxy = net.start(inside, opts.debug, opts.control_fd)?;
+    let proxy = match net.start(inside, opts.debug, opts.control_fd) {
+        Ok(p) => p,
+        Err(e) => return Err(run.end_early(true, e)),
+    };
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
-    // landlock mode: the command leads its own process group; namespace mode: its init
-    // forwards to the command
-    let signal_target = if namespaced { pid } else { -pid };
-    let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
-    reaper::kill_all_descendants();
+    if !namespaced {
+        // the command's processes are the auditor's descendants ([`crate::supervisor`])
+        supervisor.auditor = Some(run.auditor.pid);
+    }
+    let (status, setup_error) = supervise(run.auditor.pid, ours, sigfd.as_fd(), supervisor);
+    let code = run.end(status, setup_error)?;
     if opts.network_hints {
         for line in crate::net::hints(&proxy.map(|p| p.refused()).unwrap_or_default()) {
-            eprintln!("{line}");
+            crate::say::line(&line);
         }
         if crate::supervisor::transparent_refused_without_getfd() {
-            eprintln!("{}", crate::net::NO_GETFD_HINT);
+            crate::say::line(crate::net::NO_GETFD_HINT);
         }
     }
-    // the TMPDIR goes first; if something of it stays, the check looks at it too
+    Ok(code)
+}
+
+/// A run whose auditor is started: what srt needs to end it when the auditor cannot.
+struct Run {
+    auditor: crate::auditor::Auditor,
+    tmp: TmpDir,
+    journal: Option<crate::journal::Journal>,
+}
+
+impl Run {
+    /// The auditor exited with `status`: it ended the run itself, unless it was killed (then
+    /// srt does: kills what is left, removes the TMPDIR, runs the check) or reported that
+    /// nothing was started (then there is nothing to check).
+    fn end(mut self, status: libc::c_int, setup_error: Option<(Stage, i32)>) -> Result<i32, LaunchError> {
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            crate::warn!(
+                "srt's auditor (pid {}) was killed by signal {sig}; srt ends the command and checks the run itself",
+                self.auditor.pid
+            );
+            reaper::kill_all_descendants(&reaper::Children::open(), true);
+            finish_run(&self.tmp, self.journal.take());
+            std::mem::forget(self.tmp);
+            return match setup_error {
+                Some((stage, errno)) => Err(child_error(stage, errno)),
+                None => Ok(128 + sig),
+            };
+        }
+        match setup_error {
+            // the auditor could not start anything: nothing to check, and it left both
+            Some((stage, errno)) if crate::auditor::nothing_started(stage) => {
+                if let Some(j) = self.journal.take() {
+                    let _ = j.finish();
+                }
+                Err(child_error(stage, errno))
+            }
+            Some((stage, errno)) => {
+                std::mem::forget(self.tmp); // the auditor removed it
+                Err(child_error(stage, errno))
+            }
+            None => {
+                std::mem::forget(self.tmp); // the auditor removed it
+                Ok(crate::auditor::exit_code(status))
+            }
+        }
+    }
+
+    /// Ends a run that failed before the command was released: `kill` the auditor (srt
+    /// gave up on it) or wait for it to end the run by itself; returns `e`.
+    fn end_early(self, kill: bool, e: LaunchError) -> LaunchError {
+        if kill {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(self.auditor.pid, libc::SIGKILL) };
+        }
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(self.auditor.pid, &mut status, 0) };
+        match self.end(status, None) {
+            Err(other) => other,
+            Ok(_) => e,
+        }
+    }
+}
+
+fn child_error(stage: Stage, errno: i32) -> LaunchError {
+    LaunchError::Child { stage: stage.describe(), errno: nix::errno::Errno::from_raw(errno) }
+}
+
+/// The end of a run, once every process of the command is gone (in the auditor, or in srt
+/// when the auditor died): the TMPDIR goes first (if something of it stays, the check
+/// looks at it too), then the check after the run.
+fn finish_run(tmp: &TmpDir, journal: Option<crate::journal::Journal>) {
     if let Err(e) = tmp.remove() {
         crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
     if let Some(j) = journal {
         check_run(j);
     }
-    std::mem::forget(tmp); // removed, or reported and checked above
-    status
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), LaunchError> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fresh descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: fresh descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// The journal of this run ([`crate::journal`]), holding what the check after it needs,
@@ -433,6 +468,36 @@ fn check_run(j: crate::journal::Journal) {
     }
 }
 
+/// Earlier runs that ended before their check (srt and its auditor both killed: their
+/// journals are no longer locked) are finished first: their TMPDIR removed and the check
+/// done, before this run's command can start.
+fn finish_stale_runs() {
+    for (path, file) in crate::journal::stale(&crate::journal::state_dir().join("runs")) {
+        crate::say::line(&format!(
+            "srt: an earlier run ended before its check (srt was killed); checking what it changed now ({})",
+            path.display()
+        ));
+        let j = crate::journal::adopt(file.into(), path);
+        if let Ok((h, _)) = crate::journal::read(j.path()) {
+            if is_own_tmpdir(&h.tmpdir) {
+                if let Err(e) = crate::tmpdir::remove_tree(&h.tmpdir) {
+                    crate::warn!("could not remove {}: {e}", h.tmpdir.display());
+                }
+            }
+        }
+        check_run(j);
+    }
+}
+
+/// A private TMPDIR srt made (`srt-<pid>-<hex>`, a directory of ours, not a symlink).
+fn is_own_tmpdir(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("srt-"));
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    named && p.symlink_metadata().is_ok_and(|m| m.is_dir() && m.uid() == me)
+}
+
 /// Transparent mode in namespace mode: srt's resolv.conf, written in the run's own
 /// directory, to be mounted over the host's (whose real file a symlink may name).
 /// `None` where the host has no resolv.conf to cover (resolvers then ask 127.0.0.1 anyway).
@@ -444,168 +509,92 @@ fn resolv_conf(tmp: &Path) -> Result<Option<(CString, CString)>, LaunchError> {
     Ok(c(&ours).zip(c(&theirs)))
 }
 
-/// Starts the namespaced init, maps our ids into its user namespace, lets it go, and
-/// collects the sockets it opened inside its network namespace.
-fn start_namespaced(
-    mut spec: ChildSpec,
-    view: crate::mounts::MountView,
-    ours: &OwnedFd,
-    dns: bool,
-) -> Result<(libc::pid_t, Vec<OwnedFd>), LaunchError> {
-    spec.parent_pid = 1; // the command's parent is the namespace's init
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two fresh descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns })
-        .map_err(|e| {
-            LaunchError::Namespaces(std::io::Error::new(
-                e.kind(),
-                format!("clone with new user, network, mount, PID and IPC namespaces: {e}"),
-            ))
-        })?;
-    drop(go_r);
-    if let Err(e) = crate::namespace::write_id_maps(pid) {
-        // SAFETY: killing the child we just started; it waits on `go`.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Namespaces(e));
-    }
-    // SAFETY: one byte to a pipe we own.
-    unsafe { libc::write(go_w.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-    drop(go_w);
+/// Namespace mode: the sockets the namespace's init opened inside its network namespace
+/// (which the auditor started). `Err` with whether the auditor must be stopped: after a
+/// failure the auditor (or the init it waits for) ends by itself, after a time-out not.
+fn wait_for_bridge(ours: &OwnedFd) -> Result<Vec<OwnedFd>, (LaunchError, bool)> {
+    let ns = |why: String| LaunchError::Namespaces(std::io::Error::other(why));
     let mut pfd = libc::pollfd { fd: ours.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     // SAFETY: poll on one live descriptor.
     if unsafe { libc::poll(&mut pfd, 1, 10_000) } <= 0 {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Namespaces(std::io::Error::other("the namespace did not come up within 10 s")));
+        return Err((ns("the namespace did not come up within 10 s".into()), true));
     }
     match read_setup(ours.as_raw_fd()) {
-        SetupMsg::Bridge(inside) => Ok((pid, inside)),
-        SetupMsg::Failed(stage, errno) => Err(LaunchError::Namespaces(std::io::Error::other(format!(
-            "{}: {}",
-            stage.describe(),
-            nix::errno::Errno::from_raw(errno)
-        )))),
-        _ => Err(LaunchError::Namespaces(std::io::Error::other("the namespace's init exited during setup"))),
+        SetupMsg::Bridge(inside) => Ok(inside),
+        SetupMsg::Failed(stage, errno) => {
+            Err((ns(format!("{}: {}", stage.describe(), nix::errno::Errno::from_raw(errno))), false))
+        }
+        _ => Err((ns("the namespace's init exited during setup".into()), false)),
     }
 }
 
+/// srt's loop while the command runs: hands the seccomp listener to the supervisor and
+/// passes signals on to the auditor (which passes them to the command, and kills it when
+/// a second one comes or the first is ignored). Returns the auditor's wait status once it
+/// exited, and the setup failure reported, if any.
 fn supervise(
-    pid: libc::pid_t,
-    signal_target: libc::pid_t,
+    auditor: libc::pid_t,
     sock: OwnedFd,
     sigfd: std::os::fd::BorrowedFd<'_>,
     sup: Supervisor,
-) -> Result<i32, LaunchError> {
+) -> (libc::c_int, Option<(Stage, i32)>) {
     let mut sup = Some(sup);
     let mut sock = Some(sock);
     let mut parked: Option<OwnedFd> = None;
-    let mut setup_error: Option<LaunchError> = None;
-    let mut kill_at: Option<Instant> = None;
+    let mut setup_error: Option<(Stage, i32)> = None;
     loop {
         let mut fds = vec![libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
         if let Some(s) = &sock {
             fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
-        let timeout = kill_at.map_or(-1, |t| t.saturating_duration_since(Instant::now()).as_millis() as i32);
         // SAFETY: `fds` is a live array of pollfd of the given length.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
-        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        if kill_at.is_some_and(|t| Instant::now() >= t) {
-            // SAFETY: signalling the command (its group, or its init: which takes its namespace down).
-            unsafe { libc::kill(signal_target, libc::SIGKILL) };
-            kill_at = None;
-        }
-        for pfd in &fds[1..] {
-            if pfd.revents == 0 {
-                continue;
-            }
-            if sock.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd) {
-                match read_setup(pfd.fd) {
-                    SetupMsg::Listener(fd) => {
-                        // the supervisor answers from its own threads from here on, so
-                        // nothing the command does can keep this loop from signals
-                        if let Some(s) = sup.take() {
-                            if let Err(e) = s.serve(fd) {
-                                crate::warn!("could not start the supervisor ({e}); stopping the command");
-                                // SAFETY: signalling our own child; its mediated calls would
-                                // otherwise wait for an answer forever.
-                                unsafe { libc::kill(signal_target, libc::SIGKILL) };
-                            }
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if fds.len() > 1 && fds[1].revents != 0 {
+            let fd = fds[1].fd;
+            match read_setup(fd) {
+                SetupMsg::Listener(fd) => {
+                    // the supervisor answers from its own threads from here on, so
+                    // nothing the command does can keep this loop from signals
+                    if let Some(s) = sup.take() {
+                        if let Err(e) = s.serve(fd) {
+                            crate::warn!("could not start the supervisor ({e}); stopping the command");
+                            // SAFETY: signalling our own child; the command's mediated calls
+                            // would otherwise wait for an answer forever. The auditor's
+                            // death makes srt end the run itself.
+                            unsafe { libc::kill(auditor, libc::SIGKILL) };
                         }
-                        // Only an exec failure can follow; read it after the child exits
-                        // rather than wake up again for the end-of-file that exec causes.
-                        parked = sock.take();
                     }
-                    SetupMsg::Failed(stage, errno) => {
-                        setup_error = Some(LaunchError::Child {
-                            stage: stage.describe(),
-                            errno: nix::errno::Errno::from_raw(errno),
-                        })
-                    }
-                    SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
+                    // Only an exec failure can follow; read it after the auditor exits
+                    // rather than wake up again for the end-of-file that exec causes.
+                    parked = sock.take();
                 }
+                SetupMsg::Failed(stage, errno) => setup_error = Some((stage, errno)),
+                SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
             }
         }
-        if fds[0].revents & libc::POLLIN != 0 {
-            for sig in read_signals(sigfd) {
-                if sig == libc::SIGCHLD {
-                    if let Some(code) = reap(pid) {
-                        if let Some(p) = parked.take().or(sock.take()) {
-                            set_nonblocking(p.as_raw_fd());
-                            while let SetupMsg::Failed(stage, errno) = read_setup(p.as_raw_fd()) {
-                                setup_error = Some(LaunchError::Child {
-                                    stage: stage.describe(),
-                                    errno: nix::errno::Errno::from_raw(errno),
-                                });
-                            }
+        if fds[0].revents & libc::POLLIN == 0 {
+            continue;
+        }
+        for sig in crate::auditor::read_signals(sigfd.as_raw_fd()) {
+            if sig == libc::SIGCHLD {
+                let mut status = 0;
+                // SAFETY: plain waitpid for our own child, writing into a local.
+                if unsafe { libc::waitpid(auditor, &mut status, libc::WNOHANG) } == auditor {
+                    if let Some(p) = parked.take().or(sock.take()) {
+                        set_nonblocking(p.as_raw_fd());
+                        while let SetupMsg::Failed(stage, errno) = read_setup(p.as_raw_fd()) {
+                            setup_error = Some((stage, errno));
                         }
-                        return match setup_error {
-                            Some(e) => Err(e),
-                            None => Ok(code),
-                        };
                     }
-                } else {
-                    tracing::debug!(sig, "forwarding signal");
-                    // SAFETY: forwarding to the command (its group, or its init).
-                    unsafe { libc::kill(signal_target, sig) };
-                    if sig != libc::SIGQUIT {
-                        // a second request means now; the first gets a grace period
-                        kill_at = Some(match kill_at {
-                            None => Instant::now() + TERM_GRACE,
-                            Some(_) => Instant::now(),
-                        });
-                    }
+                    return (status, setup_error);
                 }
-            }
-        }
-    }
-}
-
-/// Reaps exited children; returns the command's exit code once it has exited.
-fn reap(pid: libc::pid_t) -> Option<i32> {
-    let mut code = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: plain waitpid writing into a local.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if r <= 0 {
-            return code;
-        }
-        if r == pid {
-            code = Some(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else if libc::WIFSIGNALED(status) {
-                128 + libc::WTERMSIG(status)
+                // anything else that exited was the command's, left to srt by a dead auditor
+                reaper::reap_exited_quietly();
             } else {
-                1
-            });
+                tracing::debug!(sig, "passing the signal on");
+                // SAFETY: signalling our own child.
+                unsafe { libc::kill(auditor, sig) };
+            }
         }
     }
 }
@@ -692,21 +681,6 @@ fn block_signals() -> Result<(libc::sigset_t, OwnedFd), LaunchError> {
             return Err(std::io::Error::last_os_error().into());
         }
         Ok((old, OwnedFd::from_raw_fd(fd)))
-    }
-}
-
-fn read_signals(fd: std::os::fd::BorrowedFd<'_>) -> Vec<libc::c_int> {
-    let mut out = Vec::new();
-    loop {
-        // SAFETY: zeroed siginfo is a valid buffer for read.
-        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
-        // SAFETY: reading one siginfo into a local of that size.
-        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
-        if n as usize != size {
-            return out;
-        }
-        out.push(info.ssi_signo as libc::c_int);
     }
 }
 

@@ -3,12 +3,14 @@
 //! Landlock alone cannot express the policy. One module per mechanism.
 
 /// A warning the user should see whether or not logging is on (logging is set up only
-/// for `-d`/`SRT_LOG`, which keeps start-up cheap).
+/// for `-d`/`SRT_LOG`, which keeps start-up cheap). Written so that it cannot block srt
+/// ([`say`]).
 #[macro_export]
 macro_rules! warn {
-    ($($arg:tt)*) => { eprintln!("srt: warning: {}", format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::say::line(&format!("srt: warning: {}", format_args!($($arg)*))) };
 }
 
+pub mod auditor;
 pub mod child;
 pub mod cli;
 mod cli_args;
@@ -22,6 +24,7 @@ pub mod journal;
 pub mod landlock;
 pub mod landlock_plan;
 pub mod launch;
+pub mod limits;
 pub mod mandatory;
 pub mod mounts;
 pub mod name_rules;
@@ -31,6 +34,8 @@ pub mod notify;
 pub mod policy;
 pub mod prepare;
 pub mod reaper;
+pub mod say;
 pub mod seccomp;
 pub mod supervisor;
 pub mod sysno;
+pub mod tmpdir;

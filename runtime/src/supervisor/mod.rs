@@ -88,6 +88,9 @@ pub struct Supervisor {
     /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
     /// calls umask(2) (trapped for this reason only).
     umasks: Mutex<std::collections::HashMap<u32, u32>>,
+    /// Landlock mode: the auditor, whose descendants are the command's processes
+    /// ([`pids`]).
+    pub auditor: Option<libc::pid_t>,
 }
 
 /// One notification being handled.
@@ -181,6 +184,7 @@ impl Supervisor {
             cwds: Mutex::default(),
             meta_ok: Mutex::default(),
             sockopts: Mutex::default(),
+            auditor: None,
         }
     }
 

@@ -1,0 +1,91 @@
+//! srt's own resource limits and signal dispositions, apart from the command's.
+//!
+//! srt inherits the limits and dispositions it was started with, and those are meant for
+//! the command. srt itself must not be stopped by them before the run is checked: a soft
+//! `RLIMIT_AS` or `RLIMIT_DATA` that makes an allocation in the check fail (srt aborts), a
+//! `RLIMIT_FSIZE` that turns srt's own write to a log file into `SIGXFSZ`, a small
+//! `RLIMIT_STACK`, or `SIGTTOU` stopping srt when it writes to a terminal the command
+//! set to `tostop`. So srt raises its soft limits to the hard ones and ignores those
+//! signals, and the command gets back exactly what srt was given ([`Given::restore`],
+//! between fork and exec). The hard limits stay: srt cannot, and does not, raise them.
+//! `RLIMIT_NOFILE` is handled the same way by the launcher.
+
+use std::sync::OnceLock;
+
+/// The soft limits srt raises for itself.
+const RAISED: [libc::__rlimit_resource_t; 5] =
+    [libc::RLIMIT_AS, libc::RLIMIT_DATA, libc::RLIMIT_STACK, libc::RLIMIT_FSIZE, libc::RLIMIT_CPU];
+
+/// The signals srt ignores for itself: a write past `RLIMIT_FSIZE`, a write to a closed
+/// pipe, a background write to a `tostop` terminal (each then fails with an error instead).
+const IGNORED: [libc::c_int; 3] = [libc::SIGXFSZ, libc::SIGPIPE, libc::SIGTTOU];
+
+/// The limits and dispositions srt was started with: the command's.
+#[derive(Clone, Copy)]
+pub struct Given {
+    limits: [(libc::__rlimit_resource_t, libc::rlimit); RAISED.len()],
+    /// Per [`IGNORED`] signal: whether it was ignored (else default) when srt started.
+    ignored: [bool; IGNORED.len()],
+}
+
+static GIVEN: OnceLock<Given> = OnceLock::new();
+
+/// Records what srt was given, then raises its soft limits and ignores [`IGNORED`] for
+/// itself. Idempotent: the first call's record is kept.
+pub fn take_own() -> Given {
+    *GIVEN.get_or_init(|| {
+        let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut g = Given { limits: [(0, zero); RAISED.len()], ignored: [false; IGNORED.len()] };
+        for (slot, res) in g.limits.iter_mut().zip(RAISED) {
+            let mut r = zero;
+            // SAFETY: getrlimit writes into a local.
+            if unsafe { libc::getrlimit(res, &mut r) } != 0 {
+                r = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+            }
+            *slot = (res, r);
+            if r.rlim_cur != r.rlim_max {
+                let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
+                // SAFETY: setrlimit from a local; raising the soft limit to the hard one
+                // needs no privilege.
+                unsafe { libc::setrlimit(res, &raised) };
+            }
+        }
+        for (was, sig) in g.ignored.iter_mut().zip(IGNORED) {
+            // SAFETY: signal() installs a disposition and returns the old one.
+            let old = unsafe { libc::signal(sig, libc::SIG_IGN) };
+            *was = old == libc::SIG_IGN;
+        }
+        g
+    })
+}
+
+/// What srt was given (its current limits when [`take_own`] was never called).
+pub fn given() -> Given {
+    GIVEN.get().copied().unwrap_or_else(|| {
+        let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut g = Given { limits: [(0, zero); RAISED.len()], ignored: [false; IGNORED.len()] };
+        for (slot, res) in g.limits.iter_mut().zip(RAISED) {
+            let mut r = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+            // SAFETY: getrlimit writes into a local.
+            unsafe { libc::getrlimit(res, &mut r) };
+            *slot = (res, r);
+        }
+        g
+    })
+}
+
+impl Given {
+    /// Gives the calling process the limits and dispositions srt was started with.
+    /// Async-signal-safe (only syscalls on data in `self`): used between fork and exec.
+    pub fn restore(&self) {
+        for (res, r) in &self.limits {
+            // SAFETY: setrlimit from a value we own; lowering the soft limit back to what it
+            // was never needs privilege, and a failure leaves the higher limit (only ours).
+            unsafe { libc::setrlimit(*res, r) };
+        }
+        for (sig, ignored) in IGNORED.iter().zip(self.ignored) {
+            // SAFETY: installing a plain disposition.
+            unsafe { libc::signal(*sig, if ignored { libc::SIG_IGN } else { libc::SIG_DFL }) };
+        }
+    }
+}
