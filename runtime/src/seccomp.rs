@@ -107,6 +107,13 @@ pub enum Rule {
         then: Action,
         otherwise: Action,
     },
+    /// A call naming a process: allowed when the pid in argument `pid` is 0 (the caller
+    /// itself) and, with `which: Some((arg, user))`, argument `arg` is not `user` (a whole
+    /// uid's processes); otherwise to the supervisor.
+    SelfOrJudged {
+        pid: u32,
+        which: Option<(u32, u32)>,
+    },
 }
 
 /// What the policy needs from the filter.
@@ -205,6 +212,9 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
             }
         }
     }
+    if opts.host_namespaces {
+        out.extend(pid_rules(arch));
+    }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
         // O_NONBLOCK opens of existing files (terminals, fifos: bash opens /dev/tty so at
@@ -245,6 +255,21 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     }
     out
 }
+
+// ---- calls that act on another process by pid (landlock mode) ----------------------
+
+/// Landlock mode shares the host's PID namespace: the calls of [`sysno::PID_TARGETED`]
+/// could lower srt's, its auditor's or any host process's limits or priority. Those that
+/// name the caller itself (pid 0) pass at once; the rest go to the supervisor, which lets
+/// only the command's own processes be named.
+fn pid_rules(arch: &Arch) -> Vec<(&'static str, i64, Rule)> {
+    sysno::PID_TARGETED
+        .iter()
+        .filter_map(|&(name, pid, which)| arch.nr(name).map(|nr| (name, nr, Rule::SelfOrJudged { pid, which })))
+        .collect()
+}
+
+// ---- end of the pid block -------------------------------------------------------------
 
 /// asm-generic/ioctls.h: open the peer of a pty master.
 pub const TIOCGPTPEER: u32 = 0x5441;
@@ -447,6 +472,21 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             b.push(stmt(BPF_RET_K, RET_USER_NOTIF));
             b
         }
+        Rule::SelfOrJudged { pid, which: None } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*pid)),
+            jump(BPF_JEQ_K, 0, 0, 1),
+            stmt(BPF_RET_K, RET_ALLOW),
+            stmt(BPF_RET_K, RET_USER_NOTIF),
+        ],
+        // 0: ld pid; 1: jeq 0 ? 2 : notify(5); 2: ld which; 3: jeq user ? notify(5) : allow(4)
+        Rule::SelfOrJudged { pid, which: Some((arg, user)) } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*pid)),
+            jump(BPF_JEQ_K, 0, 0, 3),
+            stmt(BPF_LD_W_ABS, arg_lo(*arg)),
+            jump(BPF_JEQ_K, *user, 1, 0),
+            stmt(BPF_RET_K, RET_ALLOW),
+            stmt(BPF_RET_K, RET_USER_NOTIF),
+        ],
         Rule::OneOf { arg, values, then, otherwise } => {
             let n = values.len();
             let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];

@@ -5,7 +5,9 @@
 //!   directory always, for `.bashrc`), judging protected names whose parents do not exist
 //!   yet ([`crate::name_rules`]);
 //! - judges metadata calls in landlock mode, where no mount can make them fail;
-//! - routes `connect()` to the proxy in landlock mode.
+//! - routes `connect()` to the proxy in landlock mode;
+//! - in landlock mode, lets calls that change another process by pid name only the
+//!   command's own processes ([`pids`]).
 //!
 //! It never grants by letting the command's own syscall proceed (`CONTINUE`): the command
 //! could change the path or the descriptor after the check. It reads arguments once,
@@ -23,6 +25,7 @@ pub use connect::transparent_refused_without_getfd;
 mod meta;
 mod names;
 mod native;
+mod pids;
 mod pty;
 mod resolve;
 mod sys;
@@ -260,6 +263,8 @@ impl Call<'_> {
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
             "umask" => self.umask_changes(),
             "chdir" | "fchdir" => self.directory_changes(),
+            "prlimit64" | "setpriority" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
+            | "sched_setattr" | "ioprio_set" => self.pid_call(name),
             other => self.metadata(other),
         }
     }
