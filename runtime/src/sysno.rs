@@ -80,7 +80,7 @@ pub const HOST_IPC: &[&str] = &[
 /// a user, that argument and its user value. They go to the supervisor unless they name
 /// the caller itself ([`crate::supervisor`]'s pid judge).
 #[rustfmt::skip]
-pub const PID_TARGETED: &[(&str, u32, Option<(u32, u32)>)] = &[
+pub const PID_TARGETED: &[PidTargeted] = &[
     ("prlimit64", 0, None),
     ("sched_setaffinity", 0, None),
     ("sched_setscheduler", 0, None),
@@ -91,6 +91,9 @@ pub const PID_TARGETED: &[(&str, u32, Option<(u32, u32)>)] = &[
     // ioprio_set(which, who, ioprio): IOPRIO_WHO_USER (3) likewise
     ("ioprio_set", 1, Some((0, 3))),
 ];
+
+/// (name, the argument holding the pid, the `which` argument and its whole-uid value).
+pub type PidTargeted = (&'static str, u32, Option<(u32, u32)>);
 
 pub struct Arch {
     pub audit_arch: u32,
