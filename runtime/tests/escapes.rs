@@ -21,8 +21,10 @@ mod escape {
     mod review_git;
     mod review_lifecycle;
     mod review_metadata;
+    mod review_pids;
     mod review_rules;
     mod review_second;
+    mod review_srt_death;
     mod review_third;
     mod syscalls;
 }
