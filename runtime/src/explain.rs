@@ -126,7 +126,19 @@ pub fn report(
     };
     let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
     let _ = writeln!(w, "  {ipc},");
-    let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping.");
+    let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping (ABI >= 6).");
+    if p.filter.judge_signals {
+        let _ = writeln!(
+            w,
+            "  This kernel's Landlock (ABI {}) cannot scope signals: the supervisor lets kill, tkill,",
+            p.kernel_abi
+        );
+        let _ = writeln!(
+            w,
+            "  tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal and fcntl(F_SETOWN) reach only the command's"
+        );
+        let _ = writeln!(w, "  own processes; F_SETOWN_EX, FIOSETOWN and SIOCSPGRP are refused.");
+    }
     let _ =
         writeln!(w, "  The command's parent is srt's auditor (srt -> srt-auditor -> command), a subreaper the command");
     let _ =

@@ -84,6 +84,7 @@ pub fn prepare(
     let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let landlock_mode = mode == NetworkMode::Landlock;
+    let kernel_abi = landlock::kernel_abi();
     let transparent = crate::net::transparent_wanted(settings);
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
@@ -94,17 +95,10 @@ pub fn prepare(
         allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
         mediate_metadata: fs_enabled && landlock_mode,
         host_namespaces: landlock_mode,
+        judge_signals: landlock_mode && !landlock::scopes_signals(kernel_abi),
         mediate_ptys: fs_enabled && landlock_mode,
     };
-    Ok(Prepared {
-        policy,
-        plan,
-        fs_enabled,
-        filter,
-        kernel_abi: landlock::kernel_abi(),
-        tmpdir: tmpdir.to_path_buf(),
-        mode,
-    })
+    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi, tmpdir: tmpdir.to_path_buf(), mode })
 }
 
 /// The terminals on our stdin, stdout and stderr (landlock mode lets the command open only
@@ -765,6 +759,7 @@ mod tests {
                 mediate_connect: true,
                 mediate_metadata: fs,
                 host_namespaces: true,
+                judge_signals: false,
                 mediate_ptys: fs,
                 udp: false,
             },

@@ -135,6 +135,10 @@ pub struct FilterOptions {
     /// (which binds an ephemeral port without `bind`, past Landlock) and System V IPC are
     /// refused.
     pub host_namespaces: bool,
+    /// Landlock mode where Landlock cannot scope signals (ABI < 6): signals to other pids,
+    /// pidfds and SIGIO owners go to the supervisor's pid judge; `FIOSETOWN`/`SIOCSPGRP`
+    /// are refused.
+    pub judge_signals: bool,
     /// `TIOCGPTPEER` goes to the supervisor (landlock mode: `/dev/pts` is shared with other
     /// sessions, so Landlock grants only the command's own terminals and the supervisor
     /// opens the ptys the command allocated).
@@ -166,7 +170,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         out.push(("file_setattr", nr, Rule::Always(eperm)));
     }
     if let Some(nr) = arch.nr("ioctl") {
-        let refuse = vec![
+        let mut refuse = vec![
             libc::TIOCSTI as u32,
             libc::TIOCLINUX as u32,
             FS_IOC_SETFLAGS,
@@ -175,6 +179,10 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
             FS_IOC32_SETVERSION,
             FS_IOC_FSSETXATTR,
         ];
+        if opts.judge_signals {
+            // they set a SIGIO owner through a pointer: refused where signals are judged
+            refuse.extend([FIOSETOWN, SIOCSPGRP]);
+        }
         let notify = if opts.mediate_ptys { vec![TIOCGPTPEER] } else { vec![] };
         out.push(("ioctl", nr, Rule::Ioctl { refuse, notify }));
     }
@@ -213,7 +221,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         }
     }
     if opts.host_namespaces {
-        out.extend(pid_rules(arch));
+        out.extend(pid_rules(arch, opts.judge_signals));
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
@@ -262,12 +270,32 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
 /// could lower srt's, its auditor's or any host process's limits or priority. Those that
 /// name the caller itself (pid 0) pass at once; the rest go to the supervisor, which lets
 /// only the command's own processes be named.
-fn pid_rules(arch: &Arch) -> Vec<(&'static str, i64, Rule)> {
-    sysno::PID_TARGETED
-        .iter()
+///
+/// Where Landlock cannot scope signals (ABI < 6), signals to other pids
+/// ([`sysno::SIGNAL_TARGETED`]), `pidfd_send_signal` and `fcntl(F_SETOWN, F_SETOWN_EX)` go
+/// there too.
+fn pid_rules(arch: &Arch, signals: bool) -> Vec<(&'static str, i64, Rule)> {
+    let table = sysno::PID_TARGETED.iter().chain(if signals { sysno::SIGNAL_TARGETED } else { &[] });
+    let mut out: Vec<_> = table
         .filter_map(|&(name, pid, which)| arch.nr(name).map(|nr| (name, nr, Rule::SelfOrJudged { pid, which })))
-        .collect()
+        .collect();
+    if signals {
+        if let Some(nr) = arch.nr("pidfd_send_signal") {
+            out.push(("pidfd_send_signal", nr, Rule::Always(Action::Notify)));
+        }
+        if let Some(nr) = arch.nr("fcntl") {
+            let values = vec![libc::F_SETOWN as u32, F_SETOWN_EX];
+            out.push(("fcntl", nr, Rule::OneOf { arg: 1, values, then: Action::Notify, otherwise: Action::Allow }));
+        }
+    }
+    out
 }
+
+/// asm-generic/fcntl.h: set the SIGIO owner through a pointer to `struct f_owner_ex`.
+pub const F_SETOWN_EX: u32 = 15;
+/// asm-generic/sockios.h: set the owner SIGIO and SIGURG go to, through a pointer.
+pub const FIOSETOWN: u32 = 0x8901;
+pub const SIOCSPGRP: u32 = 0x8902;
 
 // ---- end of the pid block -------------------------------------------------------------
 

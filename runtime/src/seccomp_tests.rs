@@ -8,6 +8,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
         mediate_connect: false,
         mediate_metadata: mediate_fs,
         host_namespaces: true,
+        judge_signals: false,
         mediate_ptys: mediate_fs,
         udp: false,
     }
@@ -111,6 +112,30 @@ fn calls_naming_another_process_go_to_the_supervisor_in_landlock_mode() {
     assert_eq!(decide(landlock, "ioprio_set", [3, 0, 0, 0, 0, 0]), RET_USER_NOTIF);
     assert_eq!(decide(landlock, "ioprio_set", [1, other, 0, 0, 0, 0]), RET_USER_NOTIF);
     assert_eq!(decide(namespace, "ioprio_set", [3, 0, 0, 0, 0, 0]), RET_ALLOW);
+}
+
+#[test]
+fn signals_go_to_the_supervisor_only_where_landlock_cannot_scope_them() {
+    let scoped = opts(false, false);
+    let judged = FilterOptions { judge_signals: true, ..scoped };
+    let other = 4242u64;
+    for (name, pid_arg) in [("kill", 0), ("tkill", 0), ("tgkill", 1), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 1)]
+    {
+        let mut args = [other, other, 0, 0, 0, 0];
+        assert_eq!(decide(scoped, name, args), RET_ALLOW, "{name}: Landlock scopes it");
+        assert_eq!(decide(judged, name, args), RET_USER_NOTIF, "{name} to another pid");
+        args[pid_arg] = 0;
+        assert_eq!(decide(judged, name, args), RET_ALLOW, "{name} naming no other pid");
+    }
+    assert_eq!(decide(judged, "pidfd_send_signal", [3, 0, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(scoped, "pidfd_send_signal", [3, 0, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(judged, "fcntl", [3, libc::F_SETOWN as u64, other, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(judged, "fcntl", [3, u64::from(F_SETOWN_EX), other, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(judged, "fcntl", [3, libc::F_GETFL as u64, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(scoped, "fcntl", [3, libc::F_SETOWN as u64, other, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(judged, "ioctl", [3, u64::from(FIOSETOWN), 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(judged, "ioctl", [3, u64::from(SIOCSPGRP), 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(scoped, "ioctl", [3, u64::from(FIOSETOWN), 0, 0, 0, 0]), RET_ALLOW);
 }
 
 #[test]

@@ -92,6 +92,19 @@ pub const PID_TARGETED: &[PidTargeted] = &[
     ("ioprio_set", 1, Some((0, 3))),
 ];
 
+/// Landlock mode on a kernel whose Landlock cannot scope signals (ABI < 6): the calls
+/// that send a signal to a pid, with the argument holding it (tgkill and
+/// rt_tgsigqueueinfo: the thread id, which the kernel matches against the group).
+/// `pidfd_send_signal` and `fcntl(F_SETOWN)` (SIGIO to an owner) are judged too.
+#[rustfmt::skip]
+pub const SIGNAL_TARGETED: &[PidTargeted] = &[
+    ("kill", 0, None),
+    ("tkill", 0, None),
+    ("tgkill", 1, None),
+    ("rt_sigqueueinfo", 0, None),
+    ("rt_tgsigqueueinfo", 1, None),
+];
+
 /// (name, the argument holding the pid, the `which` argument and its whole-uid value).
 pub type PidTargeted = (&'static str, u32, Option<(u32, u32)>);
 
@@ -166,6 +179,9 @@ static COMMON: &[(&str, i64)] = {
         ("prlimit64", SYS_prlimit64), ("sched_setaffinity", SYS_sched_setaffinity),
         ("sched_setscheduler", SYS_sched_setscheduler), ("sched_setparam", SYS_sched_setparam),
         ("sched_setattr", SYS_sched_setattr), ("setpriority", SYS_setpriority), ("ioprio_set", SYS_ioprio_set),
+        ("kill", SYS_kill), ("tkill", SYS_tkill), ("tgkill", SYS_tgkill), ("rt_sigqueueinfo", SYS_rt_sigqueueinfo),
+        ("rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo), ("pidfd_send_signal", SYS_pidfd_send_signal),
+        ("fcntl", SYS_fcntl),
     ]
 };
 
@@ -194,7 +210,7 @@ mod tests {
     fn every_filtered_name_resolves_on_x86_64() {
         let arch = native();
         let mut seen = std::collections::HashMap::new();
-        let pid_targeted = PID_TARGETED.iter().map(|(n, _, _)| n);
+        let pid_targeted = PID_TARGETED.iter().chain(SIGNAL_TARGETED).map(|(n, _, _)| n);
         for name in DENIED.iter().chain(MEDIATED).chain(METADATA).chain(HOST_IPC).chain(pid_targeted) {
             let nr = arch.nr(name).unwrap_or_else(|| panic!("{name} is not in the syscall table"));
             assert_eq!(arch.name(nr), Some(*name));

@@ -265,6 +265,9 @@ impl Call<'_> {
             "chdir" | "fchdir" => self.directory_changes(),
             "prlimit64" | "setpriority" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
             | "sched_setattr" | "ioprio_set" => self.pid_call(name),
+            "kill" | "tkill" | "tgkill" | "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal" | "fcntl" => {
+                self.signal_call(name)
+            }
             other => self.metadata(other),
         }
     }

@@ -9,9 +9,10 @@
 //! auditor itself, nor srt, nor any other process is one). A process group passes when it
 //! is the caller's own or is led by one of the command's processes (a group holds only
 //! processes of its leader's session, and the command's sessions hold only its own). A
-//! whole uid (`PRIO_USER`, `IOPRIO_WHO_USER`) never passes. Signals, ptrace-like access
-//! (`kcmp`, `process_madvise`, `pidfd_getfd`, `move_pages`, `migrate_pages`,
-//! `get_robust_list`) are Landlock's: its scoping confines them to the command's domain.
+//! whole uid (`PRIO_USER`, `IOPRIO_WHO_USER`) never passes. Ptrace-like access (`kcmp`,
+//! `process_madvise`, `pidfd_getfd`, `move_pages`, `migrate_pages`, `get_robust_list`) is
+//! Landlock's: its scoping confines it to the command's domain, and so it does signals
+//! from Landlock ABI 6 on. On older kernels signals come here too ([`Call::signal_call`]).
 //!
 //! A pid names a process only while that process lives: the target is pinned with a
 //! pidfd before its ancestry is read, each step up is checked to lead to an older process
@@ -69,6 +70,63 @@ impl Call<'_> {
             Ok(()) if self.valid() => Outcome::Continue,
             Ok(()) => Outcome::Gone,
             Err(e) => Outcome::Fail(e),
+        }
+    }
+
+    /// Where Landlock cannot scope signals (ABI < 6): signals may go only to the command's
+    /// own processes and groups, as may SIGIO and SIGURG (a file's owner).
+    pub(super) fn signal_call(&self, name: &str) -> Outcome {
+        let a = self.args();
+        let Some(auditor) = self.sup.auditor else { return Outcome::Fail(libc::EPERM) };
+        let pid_or_group = |v: i32| match v {
+            0 => Ok(()),
+            -1 => Err(libc::EPERM),
+            v if v > 0 => commands_process(v, auditor),
+            v => self.commands_group(v.checked_neg().ok_or(libc::EPERM)?, auditor),
+        };
+        let verdict = match name {
+            "kill" => pid_or_group(a[0] as i32),
+            "tkill" | "rt_sigqueueinfo" => commands_process(a[0] as i32, auditor),
+            "tgkill" | "rt_tgsigqueueinfo" => commands_process(a[1] as i32, auditor),
+            "fcntl" if a[1] as i32 == libc::F_SETOWN => pid_or_group(a[2] as i32),
+            // F_SETOWN_EX names its owner through a pointer the command could change after
+            // the check: refused (F_SETOWN does the same with a plain number)
+            "fcntl" => Err(libc::EPERM),
+            "pidfd_send_signal" => return self.pidfd_signal(auditor),
+            _ => Err(libc::EPERM),
+        };
+        match verdict {
+            Ok(()) if self.valid() => Outcome::Continue,
+            Ok(()) => Outcome::Gone,
+            Err(e) => Outcome::Fail(e),
+        }
+    }
+
+    /// `pidfd_send_signal(pidfd, sig, info, flags)`: judged and sent on srt's own copy of
+    /// the pidfd, so the descriptor cannot be swapped after the check. With a `siginfo`
+    /// (which the kernel would read from the command's memory afterwards) it is refused.
+    fn pidfd_signal(&self, auditor: libc::pid_t) -> Outcome {
+        let a = self.args();
+        if a[2] != 0 {
+            return Outcome::Fail(libc::EPERM);
+        }
+        let fd = match crate::net::take_socket(self.req.pid, a[0] as i32) {
+            Ok(fd) => fd,
+            Err(e) => return Outcome::Fail(if e == libc::ENOSYS { libc::EPERM } else { e }),
+        };
+        let Some(pid) = pidfd_pid(&fd) else { return Outcome::Fail(libc::EBADF) };
+        if let Err(e) = commands_process(pid, auditor) {
+            return Outcome::Fail(e);
+        }
+        if !self.valid() {
+            return Outcome::Gone;
+        }
+        // SAFETY: pidfd_send_signal on our own descriptor with integer arguments.
+        let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), a[1] as i32, 0usize, a[3] as u32) };
+        if r < 0 {
+            Outcome::Fail(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EPERM))
+        } else {
+            Outcome::Value(0)
         }
     }
 
@@ -138,6 +196,13 @@ fn commands_process(pid: libc::pid_t, auditor: libc::pid_t) -> Result<(), i32> {
     } else {
         Err(libc::ESRCH)
     }
+}
+
+/// The process a pidfd of ours refers to (`Pid:` in its fdinfo; -1 once it exited).
+fn pidfd_pid(fd: &OwnedFd) -> Option<libc::pid_t> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    let pid: libc::pid_t = info.lines().find_map(|l| l.strip_prefix("Pid:"))?.trim().parse().ok()?;
+    (pid > 0).then_some(pid)
 }
 
 #[derive(Clone, Copy)]
