@@ -126,7 +126,10 @@ pub fn report(
     };
     let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
     let _ = writeln!(w, "  {ipc},");
-    let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping (ABI >= 6).");
+    let _ = writeln!(
+        w,
+        "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping (ABI >= 6)."
+    );
     if p.filter.judge_signals {
         let _ = writeln!(
             w,

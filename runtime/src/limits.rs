@@ -5,9 +5,10 @@
 //! `RLIMIT_AS` or `RLIMIT_DATA` that makes an allocation in the check fail (srt aborts), a
 //! `RLIMIT_FSIZE` that turns srt's own write to a log file into `SIGXFSZ`, a small
 //! `RLIMIT_STACK`, or `SIGTTOU` stopping srt when it writes to a terminal the command
-//! set to `tostop`. So srt raises its soft limits to the hard ones and ignores those
-//! signals, and the command gets back exactly what srt was given ([`Given::restore`],
-//! between fork and exec). The hard limits stay: srt cannot, and does not, raise them.
+//! set to `tostop`; and a `SIGCHLD` ignored by whoever started srt, which makes the kernel
+//! reap srt's children unseen (srt would wait for the command forever). So srt raises its
+//! soft limits to the hard ones, ignores those signals and takes `SIGCHLD` back, and the
+//! command gets exactly what srt was given ([`Given::restore`], between fork and exec). The hard limits stay: srt cannot, and does not, raise them.
 //! `RLIMIT_NOFILE` is handled the same way by the launcher.
 
 use std::sync::OnceLock;
@@ -20,12 +21,18 @@ const RAISED: [libc::__rlimit_resource_t; 5] =
 /// pipe, a background write to a `tostop` terminal (each then fails with an error instead).
 const IGNORED: [libc::c_int; 3] = [libc::SIGXFSZ, libc::SIGPIPE, libc::SIGTTOU];
 
+/// The signals srt needs at their default: `SIGCHLD` ignored means children are reaped by
+/// the kernel, with their exit status, before srt can wait for them.
+const DEFAULTED: [libc::c_int; 1] = [libc::SIGCHLD];
+
 /// The limits and dispositions srt was started with: the command's.
 #[derive(Clone, Copy)]
 pub struct Given {
     limits: [(libc::__rlimit_resource_t, libc::rlimit); RAISED.len()],
     /// Per [`IGNORED`] signal: whether it was ignored (else default) when srt started.
     ignored: [bool; IGNORED.len()],
+    /// Per [`DEFAULTED`] signal: likewise.
+    defaulted_was_ignored: [bool; DEFAULTED.len()],
 }
 
 static GIVEN: OnceLock<Given> = OnceLock::new();
@@ -35,7 +42,11 @@ static GIVEN: OnceLock<Given> = OnceLock::new();
 pub fn take_own() -> Given {
     *GIVEN.get_or_init(|| {
         let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        let mut g = Given { limits: [(0, zero); RAISED.len()], ignored: [false; IGNORED.len()] };
+        let mut g = Given {
+            limits: [(0, zero); RAISED.len()],
+            ignored: [false; IGNORED.len()],
+            defaulted_was_ignored: [false; DEFAULTED.len()],
+        };
         for (slot, res) in g.limits.iter_mut().zip(RAISED) {
             let mut r = zero;
             // SAFETY: getrlimit writes into a local.
@@ -55,6 +66,11 @@ pub fn take_own() -> Given {
             let old = unsafe { libc::signal(sig, libc::SIG_IGN) };
             *was = old == libc::SIG_IGN;
         }
+        for (was, sig) in g.defaulted_was_ignored.iter_mut().zip(DEFAULTED) {
+            // SAFETY: as above.
+            let old = unsafe { libc::signal(sig, libc::SIG_DFL) };
+            *was = old == libc::SIG_IGN;
+        }
         g
     })
 }
@@ -63,7 +79,11 @@ pub fn take_own() -> Given {
 pub fn given() -> Given {
     GIVEN.get().copied().unwrap_or_else(|| {
         let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        let mut g = Given { limits: [(0, zero); RAISED.len()], ignored: [false; IGNORED.len()] };
+        let mut g = Given {
+            limits: [(0, zero); RAISED.len()],
+            ignored: [false; IGNORED.len()],
+            defaulted_was_ignored: [false; DEFAULTED.len()],
+        };
         for (slot, res) in g.limits.iter_mut().zip(RAISED) {
             let mut r = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
             // SAFETY: getrlimit writes into a local.
@@ -83,7 +103,7 @@ impl Given {
             // was never needs privilege, and a failure leaves the higher limit (only ours).
             unsafe { libc::setrlimit(*res, r) };
         }
-        for (sig, ignored) in IGNORED.iter().zip(self.ignored) {
+        for (sig, ignored) in IGNORED.iter().zip(self.ignored).chain(DEFAULTED.iter().zip(self.defaulted_was_ignored)) {
             // SAFETY: installing a plain disposition.
             unsafe { libc::signal(*sig, if ignored { libc::SIG_IGN } else { libc::SIG_DFL }) };
         }

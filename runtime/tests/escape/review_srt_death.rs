@@ -165,6 +165,13 @@ fn limited(limit: &str, shows: &'static str) -> Scenario {
         .check(nothing_left_in_tmp)
 }
 
+/// srt started with SIGCHLD ignored (a parent that ignores it passes that on): the kernel
+/// reaped srt's children unseen and srt waited for the command forever, its check never
+/// done. The command still gets SIGCHLD ignored.
+const SIGCHLD_IGNORED: &str = r#"exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#;
+
 escapes! {
     // srt SIGKILLed mid-run: its auditor kills everything of the command, removes the
     // TMPDIR and moves the hook aside within a second, before a host git runs it
@@ -209,6 +216,14 @@ escapes! {
     // a data limit too small for srt's threads (it refused to run: "starting the proxy
     // thread: Resource temporarily unavailable"); the command still gets it
     data_limit_srt_inherits => limited("ulimit -S -d 2048", "data=2048");
+    sigchld_ignored_where_srt_was_started => Scenario::new(&format!(
+        "{PLANT}; python3 -c 'import signal; print(\"given: SIGCHLD\", int(signal.getsignal(signal.SIGCHLD)))'; exit 7"
+    ))
+        .wrap(SIGCHLD_IGNORED)
+        .prints("given: SIGCHLD 1")
+        .check(exits_with(7))
+        .check(hook_disarmed)
+        .within(Duration::from_secs(15));
     // a stack limit too small for srt (it died of SIGSEGV before the command); the
     // command still gets it
     stack_limit_srt_inherits => limited("ulimit -S -s 24", "stack=24");
