@@ -182,6 +182,10 @@ escapes! {
         .wrap(KILL_MID_RUN)
         .lacks("NEVER-READY")
         .lacks("NOT-CHECKED")
+        .check(|_, o| {
+            eprintln!("{}", o.text.lines().find(|l| l.starts_with("checked after")).unwrap_or("no time measured"));
+            Ok(())
+        })
         .check(hook_disarmed)
         .check(no_survivor)
         .check(nothing_left_in_tmp);
