@@ -552,10 +552,9 @@ fn supervise(
                     if let Some(s) = sup.take() {
                         if let Err(e) = s.serve(fd) {
                             crate::warn!("could not start the supervisor ({e}); stopping the command");
-                            // SAFETY: signalling our own child; the command's mediated calls
-                            // would otherwise wait for an answer forever. The auditor's
-                            // death makes srt end the run itself.
-                            unsafe { libc::kill(auditor, libc::SIGKILL) };
+                            // the command's mediated calls would otherwise wait for an
+                            // answer forever
+                            stop_now(auditor);
                         }
                     }
                     // Only an exec failure can follow; read it after the auditor exits
@@ -563,6 +562,13 @@ fn supervise(
                     parked = sock.take();
                 }
                 SetupMsg::Failed(stage, errno) => setup_error = Some((stage, errno)),
+                SetupMsg::LostListener => {
+                    crate::warn!(
+                        "could not receive the command's seccomp listener (srt is out of file descriptors); stopping the command"
+                    );
+                    stop_now(auditor);
+                    sock = None;
+                }
                 SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
             }
         }
@@ -593,10 +599,23 @@ fn supervise(
     }
 }
 
+/// Has the auditor kill the command at once (and then end the run as always): two
+/// different signals, which it takes as "the second request" (two of the same kind could
+/// merge into one while pending).
+fn stop_now(auditor: libc::pid_t) {
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(auditor, libc::SIGTERM);
+        libc::kill(auditor, libc::SIGINT);
+    }
+}
+
 enum SetupMsg {
     Listener(OwnedFd),
     Bridge(Vec<OwnedFd>),
     Failed(Stage, i32),
+    /// The listener was sent but could not be received (no descriptor left for it).
+    LostListener,
     Closed,
 }
 
@@ -625,6 +644,7 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         (n, passed)
     };
     match (n, buf[0]) {
+        (n, b'L') if n > 0 && passed.is_empty() => SetupMsg::LostListener,
         (n, b'L') if n > 0 && passed.len() == 1 => {
             SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!()))
         }
