@@ -31,6 +31,7 @@ pub mod name_rules;
 pub mod namespace;
 pub mod net;
 pub mod notify;
+mod parent;
 pub mod policy;
 pub mod prepare;
 pub mod reaper;
