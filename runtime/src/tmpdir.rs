@@ -61,19 +61,33 @@ fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Opens directory `name` in `at`; when its mode keeps its owner out, gives the owner full
-/// rights on it first (never following a symlink) and tries once more.
+/// Opens directory `name` in `at` and gives its owner (srt) full rights on it, so that its
+/// entries can be removed (`chmod 555` kept them); when its mode keeps the owner from even
+/// opening it, the rights come first (by name: `O_NOFOLLOW` refused a symlink already, and
+/// nothing of the command's runs any more to swap one in).
 fn enter(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
-    match open_dir(at, name) {
+    let fd = match open_dir(at, name) {
         Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
-            // SAFETY: live descriptor, NUL-terminated name; fchmodat does not follow the
-            // name when it is a symlink (it fails with ELOOP or applies to nothing).
+            // SAFETY: live descriptor, NUL-terminated name.
             if unsafe { libc::fchmodat(at.as_raw_fd(), name.as_ptr(), 0o700, 0) } < 0 {
                 return Err(e);
             }
-            open_dir(at, name)
+            open_dir(at, name)?
         }
-        other => other,
+        other => other?,
+    };
+    open_up(fd.as_fd());
+    Ok(fd)
+}
+
+/// Adds the owner's read, write and search rights to the directory `fd` when it lacks any.
+fn open_up(fd: BorrowedFd<'_>) {
+    // SAFETY: an all-zero stat is a valid out-buffer; fstat and fchmod on our descriptor.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & 0o700 != 0o700 {
+            libc::fchmod(fd.as_raw_fd(), (st.st_mode & 0o7777) | 0o700);
+        }
     }
 }
 
@@ -228,24 +242,27 @@ mod tests {
             fd = open_dir(fd.as_fd(), c"d").unwrap();
         }
         drop(fd);
-        // a locked directory and a symlink out that must not be followed
+        // locked directories (no rights at all; read-only) and a symlink out that must not
+        // be followed
         std::fs::create_dir_all(t.join("locked/inner")).unwrap();
         std::fs::write(t.join("locked/inner/f"), "x").unwrap();
         std::fs::set_permissions(t.join("locked/inner"), std::fs::Permissions::from_mode(0o000)).unwrap();
         std::fs::set_permissions(t.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::create_dir_all(t.join("kept/r")).unwrap();
+        std::fs::write(t.join("kept/r/f"), "x").unwrap();
+        std::fs::set_permissions(t.join("kept/r"), std::fs::Permissions::from_mode(0o555)).unwrap();
         let outside = root.join("outside");
         std::fs::create_dir(&outside).unwrap();
         std::fs::write(outside.join("keep"), "x").unwrap();
         std::os::unix::fs::symlink(&outside, t.join("link")).unwrap();
-        // a small stack: any recursion over the depth would overflow it
+        // a small stack: any recursion over the depth would overflow it; no capabilities
+        // (they are per thread): as root the locked modes would not hold it up otherwise
         let t2 = t.clone();
-        std::thread::Builder::new()
-            .stack_size(128 * 1024)
-            .spawn(move || remove_tree(&t2))
-            .unwrap()
-            .join()
-            .unwrap()
-            .unwrap();
+        let remove = move || {
+            crate::child::drop_own_capabilities().unwrap();
+            remove_tree(&t2)
+        };
+        std::thread::Builder::new().stack_size(128 * 1024).spawn(remove).unwrap().join().unwrap().unwrap();
         assert!(t.symlink_metadata().is_err(), "the tree is gone");
         assert!(outside.join("keep").exists(), "the symlink was not followed");
         remove_tree(&root).unwrap();
