@@ -106,19 +106,32 @@ pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), LaunchError> {
 /// done, before this run's command can start.
 pub(crate) fn finish_stale_runs() {
     for (path, file) in crate::journal::stale(&crate::journal::state_dir().join("runs")) {
+        let header = match crate::journal::read(&path) {
+            Ok((h, _)) => h,
+            Err(e) => {
+                // not one this srt can read (another version's, or damaged): said once, and
+                // kept aside for the user rather than reported again by every later run
+                let aside = path.with_extension("journal.unreadable");
+                let _ = std::fs::rename(&path, &aside);
+                crate::say::line(&format!(
+                    "srt: error: an earlier run ended before its check, and its journal cannot be read ({e}); \
+                     its changes were not checked: look at the writable trees it names before running git there \
+                     (kept as {})",
+                    aside.display()
+                ));
+                continue;
+            }
+        };
         crate::say::line(&format!(
             "srt: an earlier run ended before its check (srt was killed); checking what it changed now ({})",
             path.display()
         ));
-        let j = crate::journal::adopt(file.into(), path);
-        if let Ok((h, _)) = crate::journal::read(j.path()) {
-            if is_own_tmpdir(&h.tmpdir) {
-                if let Err(e) = crate::tmpdir::remove_tree(&h.tmpdir) {
-                    crate::warn!("could not remove {}: {e}", h.tmpdir.display());
-                }
+        if is_own_tmpdir(&header.tmpdir) {
+            if let Err(e) = crate::tmpdir::remove_tree(&header.tmpdir) {
+                crate::warn!("could not remove {}: {e}", header.tmpdir.display());
             }
         }
-        check_run(j);
+        check_run(crate::journal::adopt(file.into(), path));
     }
 }
 
