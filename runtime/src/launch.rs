@@ -304,7 +304,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let inside = if namespaced {
         match wait_for_bridge(&ours) {
             Ok(inside) => inside,
-            Err((e, stuck)) => return Err(run.end_early(stuck, e)),
+            Err(f) => return Err(run.end_early(f.stop, f.error, f.reported)),
         }
     } else {
         Vec::new()
@@ -312,11 +312,11 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
     if let Err(errno) = child::drop_own_capabilities() {
-        return Err(run.end_early(true, LaunchError::Sys(nix::errno::Errno::from_raw(errno))));
+        return Err(run.end_early(true, LaunchError::Sys(nix::errno::Errno::from_raw(errno)), None));
     }
     let proxy = match net.start(inside, opts.debug, opts.control_fd) {
         Ok(p) => p,
-        Err(e) => return Err(run.end_early(true, e)),
+        Err(e) => return Err(run.end_early(true, e, None)),
     };
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.

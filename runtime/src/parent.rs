@@ -24,43 +24,30 @@ impl Run {
     /// The auditor exited with `status`: it ended the run itself, unless it was killed (then
     /// srt does: kills what is left, removes the TMPDIR, runs the check) or reported that
     /// nothing was started (then there is nothing to check).
-    pub fn end(mut self, status: libc::c_int, setup_error: Option<(Stage, i32)>) -> Result<i32, LaunchError> {
+    pub fn end(self, status: libc::c_int, setup_error: Option<(Stage, i32)>) -> Result<i32, LaunchError> {
         if libc::WIFSIGNALED(status) {
             let sig = libc::WTERMSIG(status);
             crate::warn!(
                 "srt's auditor (pid {}) was killed by signal {sig}; srt ends the command and checks the run itself",
                 self.auditor.pid
             );
-            reaper::kill_all_descendants(&reaper::Children::open(), true);
-            finish_run(&self.tmp, self.journal.take());
-            std::mem::forget(self.tmp);
+            self.clean_up(status, setup_error);
             return match setup_error {
                 Some((stage, errno)) => Err(child_error(stage, errno)),
                 None => Ok(128 + sig),
             };
         }
+        self.clean_up(status, setup_error);
         match setup_error {
-            // the auditor could not start anything: nothing to check, and it left both
-            Some((stage, errno)) if crate::auditor::nothing_started(stage) => {
-                if let Some(j) = self.journal.take() {
-                    let _ = j.finish();
-                }
-                Err(child_error(stage, errno))
-            }
-            Some((stage, errno)) => {
-                std::mem::forget(self.tmp); // the auditor removed it
-                Err(child_error(stage, errno))
-            }
-            None => {
-                std::mem::forget(self.tmp); // the auditor removed it
-                Ok(crate::auditor::exit_code(status))
-            }
+            Some((stage, errno)) => Err(child_error(stage, errno)),
+            None => Ok(crate::auditor::exit_code(status)),
         }
     }
 
     /// Ends a run that failed before the command was released: `kill` the auditor (srt
-    /// gave up on it) or wait for it to end the run by itself; returns `e`.
-    pub fn end_early(self, kill: bool, e: LaunchError) -> LaunchError {
+    /// gave up on it) or wait for it to end the run by itself; returns `e` either way.
+    /// `reported`: the failure the setup socket carried, if any.
+    pub fn end_early(self, kill: bool, e: LaunchError, reported: Option<(Stage, i32)>) -> LaunchError {
         if kill {
             // SAFETY: signalling our own child.
             unsafe { libc::kill(self.auditor.pid, libc::SIGKILL) };
@@ -68,9 +55,25 @@ impl Run {
         let mut status = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(self.auditor.pid, &mut status, 0) };
-        match self.end(status, None) {
-            Err(other) => other,
-            Ok(_) => e,
+        self.clean_up(status, reported);
+        e
+    }
+
+    /// What is left to do once the auditor exited with `status`: nothing when it ended the
+    /// run; the whole end (kill what is left, TMPDIR, check) when it was killed before it
+    /// could; only dropping the journal and the TMPDIR when it started nothing.
+    fn clean_up(mut self, status: libc::c_int, reported: Option<(Stage, i32)>) {
+        if libc::WIFSIGNALED(status) {
+            reaper::kill_all_descendants(&reaper::Children::open(), true);
+            finish_run(&self.tmp, self.journal.take());
+            std::mem::forget(self.tmp);
+        } else if reported.is_some_and(|(stage, _)| crate::auditor::nothing_started(stage)) {
+            if let Some(j) = self.journal.take() {
+                let _ = j.finish();
+            }
+            // the TMPDIR goes with `self`
+        } else {
+            std::mem::forget(self.tmp); // the auditor removed it
         }
     }
 }
@@ -145,22 +148,40 @@ fn is_own_tmpdir(p: &Path) -> bool {
 }
 
 /// Namespace mode: the sockets the namespace's init opened inside its network namespace
-/// (which the auditor started). `Err` with whether the auditor must be stopped: after a
-/// failure the auditor (or the init it waits for) ends by itself, after a time-out not.
-pub(crate) fn wait_for_bridge(ours: &OwnedFd) -> Result<Vec<OwnedFd>, (LaunchError, bool)> {
+/// (which the auditor started).
+pub(crate) fn wait_for_bridge(ours: &OwnedFd) -> Result<Vec<OwnedFd>, BridgeFailed> {
     let ns = |why: String| LaunchError::Namespaces(std::io::Error::other(why));
     let mut pfd = libc::pollfd { fd: ours.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     // SAFETY: poll on one live descriptor.
     if unsafe { libc::poll(&mut pfd, 1, 10_000) } <= 0 {
-        return Err((ns("the namespace did not come up within 10 s".into()), true));
+        return Err(BridgeFailed {
+            error: ns("the namespace did not come up within 10 s".into()),
+            stop: true,
+            reported: None,
+        });
     }
     match read_setup(ours.as_raw_fd()) {
         SetupMsg::Bridge(inside) => Ok(inside),
-        SetupMsg::Failed(stage, errno) => {
-            Err((ns(format!("{}: {}", stage.describe(), nix::errno::Errno::from_raw(errno))), false))
-        }
-        _ => Err((ns("the namespace's init exited during setup".into()), false)),
+        SetupMsg::Failed(stage, errno) => Err(BridgeFailed {
+            error: ns(format!("{}: {}", stage.describe(), nix::errno::Errno::from_raw(errno))),
+            stop: false,
+            reported: Some((stage, errno)),
+        }),
+        _ => Err(BridgeFailed {
+            error: ns("the namespace's init exited during setup".into()),
+            stop: false,
+            reported: None,
+        }),
     }
+}
+
+/// Why namespace mode did not come up.
+pub(crate) struct BridgeFailed {
+    pub error: LaunchError,
+    /// The auditor must be stopped (after a time-out); after a failure it ends by itself.
+    pub stop: bool,
+    /// The failure the setup socket carried.
+    pub reported: Option<(Stage, i32)>,
 }
 
 /// srt's loop while the command runs: hands the seccomp listener to the supervisor and

@@ -101,3 +101,41 @@ fn sandbox_local_servers_work_in_namespace_mode_only() {
     let ll = srt("landlock", server).output().unwrap();
     assert!(!ll.status.success(), "landlock mode refuses to bind");
 }
+
+/// `auto` where user namespaces are refused (here: inside a user namespace whose
+/// `max_user_namespaces` is 0, as in an unprivileged pod): namespace mode fails before the
+/// command starts and the run falls back to landlock mode, leaving nothing of the failed
+/// attempt behind (its TMPDIR, its journal).
+#[test]
+fn auto_mode_falls_back_cleanly_where_namespaces_are_refused() {
+    let dir = srt_tests::scratch_dir("modes-auto");
+    std::fs::write(dir.join("s.json"), SETTINGS).unwrap();
+    let tmp = dir.join("tmp");
+    let state = dir.join("state");
+    std::fs::create_dir(&tmp).unwrap();
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; exec {} -d --network-mode auto -s s.json -c 'echo ran'",
+        env!("CARGO_BIN_EXE_srt")
+    );
+    let out = Command::new("unshare")
+        .args(["-U", "-r", "sh", "-c", &script])
+        .current_dir(&dir)
+        .env("TMPDIR", &tmp)
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(99) || err.contains("unshare failed") {
+        srt_tests::skip("auto mode fallback", &format!("cannot make a user namespace without nested ones here: {err}"));
+        return;
+    }
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran", "{err}");
+    assert!(err.contains("namespace mode unavailable"), "namespace mode was not refused: {err}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "left in TMPDIR's base: {left:?}");
+    let journals: Vec<_> = std::fs::read_dir(state.join("srt/runs"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(journals.is_empty(), "journals left: {journals:?}");
+}
