@@ -76,6 +76,9 @@ const KILL_BOTH: &str = r#"a=$(cat /proc/$pid/task/$pid/children)
 kill -STOP $pid $a; kill -9 $a $pid; wait $pid 2>/dev/null; sleep 0.3
 grep -q fsmonitor "$W/sub/.git/config" && echo "still planted while both are dead"
 "#;
+/// The auditor alone (srt's only child): srt gets the command's processes and ends the
+/// run itself.
+const KILL_AUDITOR: &str = r#"kill -9 $(cat /proc/$pid/task/$pid/children)"#;
 /// The next run, after both were killed.
 const NEXT_RUN: &str = r#""$SRT" "$MODE" -s "$SETTINGS" -c true"#;
 
@@ -199,6 +202,18 @@ escapes! {
         .lacks("NEVER-READY")
         .prints("still planted while both are dead")
         .prints("an earlier run ended before its check")
+        .check(hook_disarmed)
+        .check(no_survivor)
+        .check(nothing_left_in_tmp);
+    // the auditor SIGKILLed mid-run: srt, a subreaper too, ends the run in its place
+    auditor_sigkilled_mid_run_srt_ends_the_run => Scenario::new(&planted_then_sleeps(true))
+        .setup(private_tmp)
+        .env("KILL", KILL_AUDITOR)
+        .env("AFTER", "")
+        .wrap(KILL_MID_RUN)
+        .lacks("NEVER-READY")
+        .lacks("NOT-CHECKED")
+        .prints("srt ends the command and checks the run itself")
         .check(hook_disarmed)
         .check(no_survivor)
         .check(nothing_left_in_tmp);
