@@ -41,19 +41,8 @@ static GIVEN: OnceLock<Given> = OnceLock::new();
 /// itself. Idempotent: the first call's record is kept.
 pub fn take_own() -> Given {
     *GIVEN.get_or_init(|| {
-        let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        let mut g = Given {
-            limits: [(0, zero); RAISED.len()],
-            ignored: [false; IGNORED.len()],
-            defaulted_was_ignored: [false; DEFAULTED.len()],
-        };
-        for (slot, res) in g.limits.iter_mut().zip(RAISED) {
-            let mut r = zero;
-            // SAFETY: getrlimit writes into a local.
-            if unsafe { libc::getrlimit(res, &mut r) } != 0 {
-                r = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
-            }
-            *slot = (res, r);
+        let mut g = current();
+        for (res, r) in g.limits {
             if r.rlim_cur != r.rlim_max {
                 let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
                 // SAFETY: setrlimit from a local; raising the soft limit to the hard one
@@ -77,21 +66,27 @@ pub fn take_own() -> Given {
 
 /// What srt was given (its current limits when [`take_own`] was never called).
 pub fn given() -> Given {
-    GIVEN.get().copied().unwrap_or_else(|| {
-        let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        let mut g = Given {
-            limits: [(0, zero); RAISED.len()],
-            ignored: [false; IGNORED.len()],
-            defaulted_was_ignored: [false; DEFAULTED.len()],
-        };
-        for (slot, res) in g.limits.iter_mut().zip(RAISED) {
-            let mut r = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
-            // SAFETY: getrlimit writes into a local.
-            unsafe { libc::getrlimit(res, &mut r) };
-            *slot = (res, r);
+    GIVEN.get().copied().unwrap_or_else(current)
+}
+
+/// The current limits (an unreadable one as unlimited: restoring it changes nothing), and
+/// the signals as not ignored.
+fn current() -> Given {
+    let unlimited = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+    let mut g = Given {
+        limits: [(0, unlimited); RAISED.len()],
+        ignored: [false; IGNORED.len()],
+        defaulted_was_ignored: [false; DEFAULTED.len()],
+    };
+    for (slot, res) in g.limits.iter_mut().zip(RAISED) {
+        let mut r = unlimited;
+        // SAFETY: getrlimit writes into a local.
+        if unsafe { libc::getrlimit(res, &mut r) } != 0 {
+            r = unlimited;
         }
-        g
-    })
+        *slot = (res, r);
+    }
+    g
 }
 
 impl Given {

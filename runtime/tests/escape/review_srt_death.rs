@@ -8,25 +8,9 @@
 
 use std::time::Duration;
 
-use super::harness::{no_process_with, Env, Output, Scenario};
+use super::harness::{no_process_with, nothing_left_in_tmp, private_tmp, Env, Output, Scenario};
 use super::review_pids::{hook_disarmed, PLANT};
 use crate::escapes;
-
-/// srt gets a private TMPDIR base (`<root>/tmp`) so leftovers can be looked for.
-fn private_tmp(e: &Env) {
-    e.dir(&e.root.join("tmp"));
-}
-
-fn nothing_left_in_tmp(e: &Env, _: &Output) -> Result<(), String> {
-    let left: Vec<String> = std::fs::read_dir(e.root.join("tmp"))
-        .map(|d| d.flatten().map(|x| x.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    if left.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("left in TMPDIR's base: {left:?}"))
-    }
-}
 
 fn exits_with(code: i32) -> impl Fn(&Env, &Output) -> Result<(), String> {
     move |_, o| if o.code == code { Ok(()) } else { Err(format!("exited {} (expected {code}): {}", o.code, o.text)) }
