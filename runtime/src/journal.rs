@@ -261,18 +261,31 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
 }
 
 /// srt's state directory: `$XDG_STATE_HOME/srt`, else `~/.local/state/srt`, else (no
-/// usable home) `<TMPDIR or /tmp>/srt-state-<uid>`. Journals go in its `runs/`.
+/// usable home) `<TMPDIR or /tmp>/srt-state-<uid>`. Journals go in its `runs/`. A location
+/// srt cannot use is passed over: one another user made (root running with the user's
+/// `HOME` leaves `~/.local/state` root's, mode 0700), or one below a directory it cannot
+/// write.
 pub fn state_dir() -> PathBuf {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| Path::new(x).is_absolute()) {
-        return PathBuf::from(x).join("srt");
-    }
-    if let Some(h) = home.filter(|h| h.is_absolute() && writable_dir(h)) {
-        return h.join(".local/state/srt");
+    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from).filter(|x| x.is_absolute()).map(|x| x.join("srt"));
+    let in_home = home.filter(|h| h.is_absolute() && writable_dir(h)).map(|h| h.join(".local/state/srt"));
+    if let Some(dir) = xdg.or(in_home).filter(|d| usable(d)) {
+        return dir;
     }
     let base = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or("/tmp".into());
     // SAFETY: getuid cannot fail.
     base.join(format!("srt-state-{}", unsafe { libc::getuid() }))
+}
+
+/// A directory of ours, or one not made yet whose nearest existing ancestor we may write.
+fn usable(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    match dir.symlink_metadata() {
+        Ok(m) => m.is_dir() && m.uid() == me,
+        Err(_) => dir.ancestors().skip(1).find(|a| a.symlink_metadata().is_ok()).is_some_and(writable_dir),
+    }
 }
 
 fn writable_dir(p: &Path) -> bool {
@@ -345,6 +358,24 @@ mod tests {
         assert_eq!(s[0].0, path);
         assert!(stale(&dir).is_empty(), "one finisher at a time");
         drop(s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_state_directory_of_another_user_is_not_used() {
+        let dir = std::env::temp_dir().join(format!("srt-journal-usable-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("mine")).unwrap();
+        assert!(usable(&dir.join("mine")), "ours");
+        assert!(usable(&dir.join("mine/not/made/yet")), "ours to make");
+        // SAFETY: geteuid cannot fail.
+        let other = if unsafe { libc::geteuid() } == 0 { 65534 } else { 0 };
+        std::fs::create_dir(dir.join("theirs")).unwrap();
+        if std::os::unix::fs::chown(dir.join("theirs"), Some(other), None).is_ok() {
+            assert!(!usable(&dir.join("theirs")), "another user's");
+        }
+        std::fs::write(dir.join("file"), "").unwrap();
+        assert!(!usable(&dir.join("file")), "not a directory");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
