@@ -133,7 +133,7 @@ impl Stage {
             Stage::Mounts => "setting up the read-only mount view, private /proc and devpts in the new mount namespace",
             Stage::Loopback => "setting up the loopback interface and proxy ports in the new network namespace",
             Stage::Spawn => "starting the command's process",
-            Stage::Namespaces => "creating new user, network, mount, PID and IPC namespaces (clone)",
+            Stage::Namespaces => "clone with new user, network, mount, PID and IPC namespaces",
             Stage::IdMaps => "mapping srt's uid and gid into the new user namespace",
         }
     }
