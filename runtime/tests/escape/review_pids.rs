@@ -30,9 +30,12 @@ fn victim(e: &Env) {
     e.file(&e.o("victim.before"), &attributes(pid));
 }
 
-/// Limits, nice value, CPU affinity, scheduling policy and I/O priority of `pid`.
+/// Limits, nice value, CPU affinity, scheduling policy, I/O priority, OOM score adjustment
+/// and autogroup of `pid`.
 fn attributes(pid: i32) -> String {
     let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+    let oom = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap_or_default();
+    let autogroup = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).unwrap_or_default();
     // SAFETY: plain queries about a process, writing into locals.
     unsafe {
         *libc::__errno_location() = 0;
@@ -42,7 +45,7 @@ fn attributes(pid: i32) -> String {
         let cpus = (0..64).filter(|c| libc::CPU_ISSET(*c, &set)).count();
         let policy = libc::sched_getscheduler(pid);
         let ioprio = libc::syscall(libc::SYS_ioprio_get, 1, pid);
-        format!("{limits}nice {nice} cpus {cpus} policy {policy} ioprio {ioprio}")
+        format!("{limits}nice {nice} cpus {cpus} policy {policy} ioprio {ioprio} oom {oom}{autogroup}")
     }
 }
 
@@ -70,7 +73,7 @@ fn victim_unchanged(e: &Env, _: &Output) -> Result<(), String> {
 const TARGETS: &str = r#"A=; P=; V=$(cat "$O/victim.pid")
 if [ "$(cat /proc/$PPID/comm)" = srt-auditor ]; then A=$PPID; P=$(cut -d' ' -f4 /proc/$PPID/stat)
 elif [ "$PPID" != 1 ]; then P=$PPID; fi  # a launcher without an auditor: srt is the parent
-attrs() { cat /proc/$1/limits; cut -d' ' -f19 /proc/$1/stat; taskset -p $1; chrt -p $1; ionice -p $1; }
+attrs() { cat /proc/$1/limits /proc/$1/oom_score_adj /proc/$1/autogroup; cut -d' ' -f19 /proc/$1/stat; taskset -p $1; chrt -p $1; ionice -p $1; }
 "#;
 
 /// Every way to change another process that the kernel checks only by uid, against the
@@ -326,6 +329,24 @@ escapes! {
         .setup(victim)
         .lacks("SUCCEEDED")
         .prints("scoped: done")
+        .check(exits_with(0))
+        .check(victim_unchanged);
+    // with `/` writable, the files of srt, its auditor and a host process in /proc (an OOM
+    // score that makes the OOM killer take srt and its auditor first, the nice value of
+    // their autogroup): /proc is never writable in landlock mode, where it is the host's
+    proc_files_of_others_with_the_root_writable => Scenario::new(&with_targets(r#"
+        for T in $A $P $V; do
+          before=$(attrs $T 2>&1)
+          echo 1000 > /proc/$T/oom_score_adj 2>/dev/null && echo "SUCCEEDED: oom_score_adj $T"
+          echo 19 > /proc/$T/autogroup 2>/dev/null && echo "SUCCEEDED: autogroup $T"
+          after=$(attrs $T 2>&1)
+          [ "$before" = "$after" ] || echo "CHANGED: $T"
+        done
+        exit 0"#))
+        .with("filesystem.allowWrite", serde_json::json!(["/"]))
+        .setup(victim)
+        .lacks("SUCCEEDED")
+        .lacks("CHANGED")
         .check(exits_with(0))
         .check(victim_unchanged);
     // as on a kernel whose Landlock cannot scope signals (ABI < 6): the supervisor judges
