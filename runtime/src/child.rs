@@ -25,6 +25,12 @@ pub enum Stage {
     Exec,
     Mounts,
     Loopback,
+    /// The auditor could not start the command's process.
+    Spawn,
+    /// The auditor could not create the namespaces.
+    Namespaces,
+    /// The auditor could not map srt's ids into the new user namespace.
+    IdMaps,
 }
 
 impl ChildSpec {
@@ -48,7 +54,7 @@ impl ChildSpec {
             // SAFETY: getpid cannot fail.
             parent_pid: unsafe { libc::getpid() },
             old_mask,
-            nofile: crate::launch::original_nofile(),
+            given: crate::limits::given(),
         }
     }
 }
@@ -107,6 +113,9 @@ impl Stage {
             9 => Stage::Exec,
             10 => Stage::Mounts,
             11 => Stage::Loopback,
+            12 => Stage::Spawn,
+            13 => Stage::Namespaces,
+            14 => Stage::IdMaps,
             _ => return None,
         })
     }
@@ -123,6 +132,9 @@ impl Stage {
             Stage::Exec => "executing the command",
             Stage::Mounts => "setting up the read-only mount view, private /proc and devpts in the new mount namespace",
             Stage::Loopback => "setting up the loopback interface and proxy ports in the new network namespace",
+            Stage::Spawn => "starting the command's process",
+            Stage::Namespaces => "clone with new user, network, mount, PID and IPC namespaces",
+            Stage::IdMaps => "mapping srt's uid and gid into the new user namespace",
         }
     }
 }
@@ -141,9 +153,9 @@ pub struct ChildSpec {
     pub sock: RawFd,
     pub parent_pid: libc::pid_t,
     pub old_mask: libc::sigset_t,
-    /// The open-file limit srt was started with: srt raises its own soft limit (its proxy
-    /// holds two descriptors per tunnel), the command gets the one it was given.
-    pub nofile: libc::rlimit,
+    /// The limits and signal dispositions srt was started with, which srt changed for
+    /// itself ([`crate::limits`]): the command gets them back.
+    pub given: crate::limits::Given,
 }
 
 /// Tells srt which setup stage failed and exits 127 (async-signal-safe).
@@ -165,9 +177,9 @@ pub fn run(mut spec: ChildSpec) -> ! {
     let fail = |stage: Stage, errno: i32| -> ! { report_failure(sock, stage, errno) };
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
 
+    spec.given.restore();
     // SAFETY (whole block): async-signal-safe syscalls on values prepared before fork.
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::sigprocmask(libc::SIG_SETMASK, &spec.old_mask, std::ptr::null_mut());
         if libc::setsid() < 0 {
             fail(Stage::Session, errno());
@@ -184,8 +196,6 @@ pub fn run(mut spec: ChildSpec) -> ! {
         if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) < 0 {
             fail(Stage::CloseFds, errno());
         }
-        // lowering is always allowed; failure would leave the command more, not less
-        libc::setrlimit(libc::RLIMIT_NOFILE, &spec.nofile);
     }
     if let Err(e) = drop_capabilities() {
         fail(Stage::Capabilities, e);
@@ -309,7 +319,7 @@ mod tests {
             }
         }
         assert_eq!(Stage::from_u8(0), None);
-        assert_eq!(Stage::from_u8(Stage::Loopback as u8 + 1), None);
-        assert_eq!((1..=Stage::Loopback as u8).filter_map(Stage::from_u8).count(), Stage::Loopback as usize);
+        assert_eq!(Stage::from_u8(Stage::IdMaps as u8 + 1), None);
+        assert_eq!((1..=Stage::IdMaps as u8).filter_map(Stage::from_u8).count(), Stage::IdMaps as usize);
     }
 }

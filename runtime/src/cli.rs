@@ -64,6 +64,8 @@ pub struct Cli {
 
 /// Parses arguments, runs, and returns the process exit code.
 pub fn main() -> i32 {
+    // before anything else: srt's own limits must not be the command's (see limits.rs)
+    crate::limits::take_own();
     let mut args: Vec<OsString> = std::env::args_os().collect();
     // `srt explain [-s FILE]` is the same as `srt --explain [-s FILE]`.
     if args.get(1).is_some_and(|a| a == "explain") {
@@ -120,7 +122,7 @@ fn init_logging(debug: bool) {
     use std::io::IsTerminal;
     // colour codes only for a person at a terminal, never into logs and pipes
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::say::Writer)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal());
     let _ = match spec {

@@ -67,7 +67,9 @@ pub fn report(
             "  sockets: TCP only (seccomp); every connect() goes to the supervisor, which connects the command's",
             "  own socket to the proxy and refuses every other address; Landlock allows no TCP connect or bind",
             "  itself; UDP, raw, packet and netlink sockets are refused",
-            "  LIMIT: if srt itself is SIGKILLed, processes the command put in the background survive it",
+            "  processes: the host's PID namespace is shared: the command sees other processes, cannot signal",
+            "  or trace them (Landlock scoping), and may change limits, priority, CPU affinity, scheduling and",
+            "  I/O priority only of its own processes (the supervisor judges every other pid)",
         ]
     };
     for l in net {
@@ -137,8 +139,29 @@ pub fn report(
     };
     let _ = writeln!(w, "\nprocess: new session (no TIOCSTI), parent-death signal, inherited fds above 2 closed,");
     let _ = writeln!(w, "  {ipc},");
-    let _ = writeln!(w, "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping,");
-    let _ = writeln!(w, "  private TMPDIR removed afterwards, descendants killed when the command exits.");
+    let _ = writeln!(
+        w,
+        "  no_new_privs, every capability dropped, Landlock signal and abstract-socket scoping (ABI >= 6)."
+    );
+    if p.filter.judge_signals {
+        let _ = writeln!(
+            w,
+            "  This kernel's Landlock (ABI {}) cannot scope signals: the supervisor lets kill, tkill,",
+            p.kernel_abi
+        );
+        let _ = writeln!(
+            w,
+            "  tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal and fcntl(F_SETOWN) reach only the command's"
+        );
+        let _ = writeln!(w, "  own processes; F_SETOWN_EX, FIOSETOWN and SIOCSPGRP are refused.");
+    }
+    let _ =
+        writeln!(w, "  The command's parent is srt's auditor (srt -> srt-auditor -> command), a subreaper the command");
+    let _ =
+        writeln!(w, "  cannot reach: when the command exits, or srt dies (even by SIGKILL), it kills every process");
+    let _ = writeln!(w, "  the command left, removes the private TMPDIR and runs the check after the run. If srt and");
+    let _ =
+        writeln!(w, "  the auditor both die, the next srt run does the check first (its journal says what to check).");
     Ok(o)
 }
 
@@ -269,6 +292,10 @@ fn describe(r: &seccomp::Rule) -> String {
         }
         Rule::OneOf { arg, values, then, otherwise } => {
             format!("{} if arg{arg} in {values:?}, else {}", a(then), a(otherwise))
+        }
+        Rule::SelfOrJudged { pid, which } => {
+            let user = which.map(|(w, u)| format!(" and arg{w} != {u}")).unwrap_or_default();
+            format!("allow if arg{pid} == 0 (itself){user}, else supervisor (only the command's own processes)")
         }
     }
 }

@@ -137,6 +137,16 @@ fn open_target(rule: &PlannedRule) -> Result<Option<OwnedFd>, LaunchError> {
     }
 }
 
+/// Whether Landlock confines the command's signals to its own domain (ABI >= 6). Where it
+/// cannot, the supervisor judges them (`seccomp::FilterOptions::judge_signals`). Debug
+/// builds take `SRT_TEST_WITHOUT_SIGNAL_SCOPE=1` to run as on such a kernel (the escape
+/// tests use it; release builds ignore it).
+pub fn scopes_signals(abi: i32) -> bool {
+    let test_off =
+        cfg!(debug_assertions) && std::env::var_os("SRT_TEST_WITHOUT_SIGNAL_SCOPE").is_some_and(|v| v == "1");
+    abi >= 6 && !test_off
+}
+
 /// `fs`: whether filesystem rules are wanted at all (`filesystem.disabled` turns them off).
 /// `tcp`: handle TCP connect/bind with no port allowed (landlock mode; in namespace mode
 /// the network namespace is the boundary and sandbox-local servers may listen).
@@ -151,7 +161,12 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
     if tcp {
         ruleset = ruleset.handle_access(AccessNet::from_all(TARGET)).map_err(err)?;
     }
-    let ruleset = ruleset.scope(Scope::from_all(TARGET)).map_err(err)?;
+    let mut scopes = Scope::from_all(TARGET);
+    if !scopes_signals(kernel_abi()) {
+        // not on this kernel (ABI < 6), or switched off to test the pid judge that stands in
+        scopes &= !Scope::Signal;
+    }
+    let ruleset = ruleset.scope(scopes).map_err(err)?;
     let mut created = ruleset.create().map_err(err)?;
     if fs {
         for rule in &plan.rules {

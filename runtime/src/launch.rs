@@ -5,20 +5,19 @@ use std::ffi::{CString, OsString};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use settings_schema::Settings;
 
-use crate::child::{self, ChildSpec, Stage};
+use crate::auditor::Start;
+use crate::child::{self, ChildSpec};
 use crate::error::LaunchError;
 use crate::landlock_plan::Plan;
+use crate::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
 use crate::policy::FsPolicy;
 use crate::seccomp::{self, FilterOptions};
 use crate::supervisor::Supervisor;
+use crate::tmpdir::TmpDir;
 use crate::{landlock, prepare, reaper, sysno};
-
-/// Grace period between forwarding SIGTERM/SIGINT/SIGHUP and killing the whole tree.
-const TERM_GRACE: Duration = Duration::from_secs(5);
 
 pub struct Options {
     pub settings: Settings,
@@ -88,6 +87,7 @@ pub fn prepare(
     let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
     let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
     let landlock_mode = mode == NetworkMode::Landlock;
+    let kernel_abi = landlock::kernel_abi();
     let transparent = crate::net::transparent_wanted(settings);
     let unix_listed = crate::net::UnixRule::from_settings(settings) == crate::net::UnixRule::Listed;
     let filter = FilterOptions {
@@ -100,17 +100,10 @@ pub fn prepare(
         unix_listed,
         mediate_metadata: fs_enabled && landlock_mode,
         host_namespaces: landlock_mode,
+        judge_signals: landlock_mode && !landlock::scopes_signals(kernel_abi),
         mediate_ptys: fs_enabled && landlock_mode,
     };
-    Ok(Prepared {
-        policy,
-        plan,
-        fs_enabled,
-        filter,
-        kernel_abi: landlock::kernel_abi(),
-        tmpdir: tmpdir.to_path_buf(),
-        mode,
-    })
+    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi, tmpdir: tmpdir.to_path_buf(), mode })
 }
 
 /// `allowUnixSockets` as real locations: `~/` is `$HOME`, relative paths are from the working
@@ -173,102 +166,9 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
     Ok(())
 }
 
-struct TmpDir(PathBuf);
-
-impl TmpDir {
-    fn create() -> Result<TmpDir, LaunchError> {
-        let base =
-            std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/tmp".into());
-        let nanos =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-        let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
-        let mut b = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
-        let path = path.canonicalize().unwrap_or(path);
-        Ok(TmpDir(path))
-    }
-}
-
-impl TmpDir {
-    /// Removes the directory and everything in it. The command may have taken its own
-    /// rights away from directories in it (`chmod 555`); srt, their owner, gives them back
-    /// first. `Err` with the path when something is left.
-    fn remove(&self) -> Result<(), std::io::Error> {
-        match std::fs::remove_dir_all(&self.0) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                open_up_tree(&self.0, 0);
-                std::fs::remove_dir_all(&self.0)
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Gives the owner full rights on every directory below `dir` (never following symlinks),
-/// so that it can be removed. Nothing of the command's runs any more to swap entries.
-fn open_up_tree(dir: &Path, depth: usize) {
-    use std::os::unix::fs::PermissionsExt;
-    if depth > 4096 {
-        return;
-    }
-    let Ok(m) = dir.symlink_metadata() else { return };
-    if !m.is_dir() {
-        return;
-    }
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode((m.permissions().mode() & 0o7777) | 0o700));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                open_up_tree(&e.path(), depth + 1);
-            }
-        }
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        if let Err(e) = self.remove() {
-            crate::warn!("could not remove {}: {e}", self.0.display());
-        }
-    }
-}
-
-static NOFILE: std::sync::OnceLock<libc::rlimit> = std::sync::OnceLock::new();
-
-/// Raises srt's own soft open-file limit to the hard one: its proxy holds two descriptors
-/// per tunnel, so under a soft limit of 1024 a command with ~500 idle tunnels would make
-/// every new connect fail. The limit it had is kept for the command ([`original_nofile`]).
-pub fn raise_nofile() {
-    // SAFETY: getrlimit/setrlimit on local structs.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
-            return;
-        }
-        let _ = NOFILE.set(r);
-        if r.rlim_cur < r.rlim_max {
-            let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
-            libc::setrlimit(libc::RLIMIT_NOFILE, &raised);
-        }
-    }
-}
-
-/// The open-file limit srt started with, which the command gets back.
-pub fn original_nofile() -> libc::rlimit {
-    *NOFILE.get_or_init(|| {
-        // SAFETY: getrlimit on a local struct.
-        unsafe {
-            let mut r: libc::rlimit = std::mem::zeroed();
-            libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
-            r
-        }
-    })
-}
-
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
-    raise_nofile();
+    crate::parent::finish_stale_runs();
     match opts.mode {
         NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
             // nothing of the command ran yet: the namespaces were refused before it started
@@ -424,12 +324,13 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
 
     let (ours, theirs) = seqpacket_pair()?;
+    // srt stays a subreaper too: should the auditor die, the command's processes come here
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
-    let (pid, inside) = if namespaced {
+    let start = if namespaced {
         let view = if prepared.fs_enabled {
             crate::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
         } else {
@@ -437,44 +338,52 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         };
         let dns = net.transparent.is_some();
         let view = crate::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
-        start_namespaced(spec, view, &ours, dns)?
+        spec.parent_pid = 1; // the command's parent is the namespace's init
+        let (go_r, go_w) = pipe()?;
+        let init = crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
+        Start::Namespaced { init, go_r, go_w }
     } else {
-        (child::spawn(spec)?, Vec::new())
+        Start::Direct(spec)
     };
+    let mut finish = || finish_run(&tmp, journal.clone());
+    let auditor = crate::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
     drop(theirs);
+    let run = Run { auditor, tmp, journal };
+    let inside = if namespaced {
+        match wait_for_bridge(&ours) {
+            Ok(inside) => inside,
+            Err(f) => return Err(run.end_early(f.stop, f.error, f.reported)),
+        }
+    } else {
+        Vec::new()
+    };
     // Whatever the supervisor does for the command it must do with no more privilege
     // than the command has: same uid, no capabilities.
     if let Err(errno) = child::drop_own_capabilities() {
-        // SAFETY: the command has not been released yet; kill it rather than supervise with privilege.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Sys(nix::errno::Errno::from_raw(errno)));
+        return Err(run.end_early(true, LaunchError::Sys(nix::errno::Errno::from_raw(errno)), None));
     }
-    let proxy = net.start(inside, opts.debug, opts.control_fd)?;
+    let proxy = match net.start(inside, opts.debug, opts.control_fd) {
+        Ok(p) => p,
+        Err(e) => return Err(run.end_early(true, e, None)),
+    };
     // The supervisor creates files with the command's mode and umask applied explicitly.
     // SAFETY: plain umask syscall.
     unsafe { libc::umask(0) };
-    // landlock mode: the command leads its own process group; namespace mode: its init
-    // forwards to the command
-    let signal_target = if namespaced { pid } else { -pid };
-    let status = supervise(pid, signal_target, ours, sigfd.as_fd(), supervisor);
-    reaper::kill_all_descendants();
+    if !namespaced {
+        // the command's processes are the auditor's descendants ([`crate::supervisor`])
+        supervisor.auditor = Some(run.auditor.pid);
+    }
+    let (status, setup_error) = supervise(run.auditor.pid, ours, sigfd.as_fd(), supervisor);
+    let code = run.end(status, setup_error)?;
     if opts.network_hints {
         for line in crate::net::hints(&proxy.map(|p| p.refused()).unwrap_or_default()) {
-            eprintln!("{line}");
+            crate::say::line(&line);
         }
         if crate::supervisor::transparent_refused_without_getfd() {
-            eprintln!("{}", crate::net::NO_GETFD_HINT);
+            crate::say::line(crate::net::NO_GETFD_HINT);
         }
     }
-    // the TMPDIR goes first; if something of it stays, the check looks at it too
-    if let Err(e) = tmp.remove() {
-        crate::warn!("could not remove {}: {e}", tmp.0.display());
-    }
-    if let Some(j) = journal {
-        check_run(&j);
-    }
-    std::mem::forget(tmp); // removed, or reported and checked above
-    status
+    Ok(code)
 }
 
 /// The run's directory pool ([`crate::pool`]), in the working directory when the settings
@@ -530,7 +439,7 @@ fn open_journal(
 
 /// With every process of the command gone: moves aside what it planted in git
 /// repositories the rules could not follow ([`crate::git_audit`]), then drops the journal.
-fn check_run(j: &crate::journal::Journal) {
+pub(crate) fn check_run(j: &crate::journal::Journal) {
     let t = std::time::Instant::now();
     let report = match crate::journal::read(j.path()) {
         Ok((header, entries)) => crate::after_run::check(&header, &entries),
@@ -558,272 +467,6 @@ fn resolv_conf(tmp: &Path) -> Result<Option<(CString, CString)>, LaunchError> {
     std::fs::write(&ours, crate::net::RESOLV_CONF)?;
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
     Ok(c(&ours).zip(c(&theirs)))
-}
-
-/// Starts the namespaced init, maps our ids into its user namespace, lets it go, and
-/// collects the sockets it opened inside its network namespace.
-fn start_namespaced(
-    mut spec: ChildSpec,
-    view: crate::mounts::MountView,
-    ours: &OwnedFd,
-    dns: bool,
-) -> Result<(libc::pid_t, Vec<OwnedFd>), LaunchError> {
-    spec.parent_pid = 1; // the command's parent is the namespace's init
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two fresh descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    let (go_r, go_w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let pid = crate::namespace::spawn(crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns })
-        .map_err(|e| {
-            LaunchError::Namespaces(std::io::Error::new(
-                e.kind(),
-                format!("clone with new user, network, mount, PID and IPC namespaces: {e}"),
-            ))
-        })?;
-    drop(go_r);
-    if let Err(e) = crate::namespace::write_id_maps(pid) {
-        // SAFETY: killing the child we just started; it waits on `go`.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Namespaces(e));
-    }
-    // SAFETY: one byte to a pipe we own.
-    unsafe { libc::write(go_w.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-    drop(go_w);
-    let mut pfd = libc::pollfd { fd: ours.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    // SAFETY: poll on one live descriptor.
-    if unsafe { libc::poll(&mut pfd, 1, 10_000) } <= 0 {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(LaunchError::Namespaces(std::io::Error::other("the namespace did not come up within 10 s")));
-    }
-    match read_setup(ours.as_raw_fd()) {
-        SetupMsg::Bridge(inside) => Ok((pid, inside)),
-        SetupMsg::Failed(stage, errno) => Err(LaunchError::Namespaces(std::io::Error::other(format!(
-            "{}: {}",
-            stage.describe(),
-            nix::errno::Errno::from_raw(errno)
-        )))),
-        _ => Err(LaunchError::Namespaces(std::io::Error::other("the namespace's init exited during setup"))),
-    }
-}
-
-fn supervise(
-    pid: libc::pid_t,
-    signal_target: libc::pid_t,
-    sock: OwnedFd,
-    sigfd: std::os::fd::BorrowedFd<'_>,
-    sup: Supervisor,
-) -> Result<i32, LaunchError> {
-    let mut sup = Some(sup);
-    let mut sock = Some(sock);
-    let mut parked: Option<OwnedFd> = None;
-    let mut setup_error: Option<LaunchError> = None;
-    let mut kill_at: Option<Instant> = None;
-    loop {
-        let mut fds = vec![libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
-        if let Some(s) = &sock {
-            fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-        }
-        let timeout = kill_at.map_or(-1, |t| t.saturating_duration_since(Instant::now()).as_millis() as i32);
-        // SAFETY: `fds` is a live array of pollfd of the given length.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
-        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        if kill_at.is_some_and(|t| Instant::now() >= t) {
-            // SAFETY: signalling the command (its group, or its init: which takes its namespace down).
-            unsafe { libc::kill(signal_target, libc::SIGKILL) };
-            kill_at = None;
-        }
-        for pfd in &fds[1..] {
-            if pfd.revents == 0 {
-                continue;
-            }
-            if sock.as_ref().is_some_and(|s| s.as_raw_fd() == pfd.fd) {
-                match read_setup(pfd.fd) {
-                    SetupMsg::Listener(fd) => {
-                        // the supervisor answers from its own threads from here on, so
-                        // nothing the command does can keep this loop from signals
-                        if let Some(s) = sup.take() {
-                            if let Err(e) = s.serve(fd) {
-                                crate::warn!("could not start the supervisor ({e}); stopping the command");
-                                // SAFETY: signalling our own child; its mediated calls would
-                                // otherwise wait for an answer forever.
-                                unsafe { libc::kill(signal_target, libc::SIGKILL) };
-                            }
-                        }
-                        // Only an exec failure can follow; read it after the child exits
-                        // rather than wake up again for the end-of-file that exec causes.
-                        parked = sock.take();
-                    }
-                    SetupMsg::Failed(stage, errno) => {
-                        setup_error = Some(LaunchError::Child {
-                            stage: stage.describe(),
-                            errno: nix::errno::Errno::from_raw(errno),
-                        })
-                    }
-                    SetupMsg::Closed | SetupMsg::Bridge(_) => sock = None,
-                }
-            }
-        }
-        if fds[0].revents & libc::POLLIN != 0 {
-            for sig in read_signals(sigfd) {
-                if sig == libc::SIGCHLD {
-                    if let Some(code) = reap(pid) {
-                        if let Some(p) = parked.take().or(sock.take()) {
-                            set_nonblocking(p.as_raw_fd());
-                            while let SetupMsg::Failed(stage, errno) = read_setup(p.as_raw_fd()) {
-                                setup_error = Some(LaunchError::Child {
-                                    stage: stage.describe(),
-                                    errno: nix::errno::Errno::from_raw(errno),
-                                });
-                            }
-                        }
-                        return match setup_error {
-                            Some(e) => Err(e),
-                            None => Ok(code),
-                        };
-                    }
-                } else {
-                    tracing::debug!(sig, "forwarding signal");
-                    // SAFETY: forwarding to the command (its group, or its init).
-                    unsafe { libc::kill(signal_target, sig) };
-                    if sig != libc::SIGQUIT {
-                        // a second request means now; the first gets a grace period
-                        kill_at = Some(match kill_at {
-                            None => Instant::now() + TERM_GRACE,
-                            Some(_) => Instant::now(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Reaps exited children; returns the command's exit code once it has exited.
-fn reap(pid: libc::pid_t) -> Option<i32> {
-    let mut code = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: plain waitpid writing into a local.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if r <= 0 {
-            return code;
-        }
-        if r == pid {
-            code = Some(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else if libc::WIFSIGNALED(status) {
-                128 + libc::WTERMSIG(status)
-            } else {
-                1
-            });
-        }
-    }
-}
-
-enum SetupMsg {
-    Listener(OwnedFd),
-    Bridge(Vec<OwnedFd>),
-    Failed(Stage, i32),
-    Closed,
-}
-
-fn read_setup(fd: RawFd) -> SetupMsg {
-    let mut buf = [0u8; 8];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    let mut cbuf = [0u64; 8];
-    // SAFETY: msghdr, iovec and control buffer live on this frame for the call.
-    let (n, passed) = unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&cbuf);
-        let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
-        let mut passed: Vec<OwnedFd> = Vec::new();
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if n > 0 && !cmsg.is_null() && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-            for i in 0..count {
-                // the kernel just installed these descriptors for us
-                passed.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
-            }
-        }
-        (n, passed)
-    };
-    match (n, buf[0]) {
-        (n, b'L') if n > 0 && passed.len() == 1 => {
-            SetupMsg::Listener(passed.into_iter().next().unwrap_or_else(|| unreachable!()))
-        }
-        (n, b'B') if n > 0 && !passed.is_empty() => SetupMsg::Bridge(passed),
-        (n, b'E') if n >= 6 => {
-            let errno = i32::from_ne_bytes([buf[2], buf[3], buf[4], buf[5]]);
-            SetupMsg::Failed(Stage::from_u8(buf[1]).unwrap_or(Stage::Exec), errno)
-        }
-        _ => SetupMsg::Closed,
-    }
-}
-
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let fl = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
-    }
-}
-
-fn seqpacket_pair() -> Result<(OwnedFd, OwnedFd), LaunchError> {
-    let mut fds = [0; 2];
-    // SAFETY: socketpair writes two descriptors into `fds`.
-    let r = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-const FORWARDED: [libc::c_int; 5] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
-fn block_signals() -> Result<(libc::sigset_t, OwnedFd), LaunchError> {
-    // SAFETY: sigset manipulation on locals, then sigprocmask/signalfd syscalls.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in FORWARDED {
-            libc::sigaddset(&mut set, s);
-        }
-        if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old) < 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        Ok((old, OwnedFd::from_raw_fd(fd)))
-    }
-}
-
-fn read_signals(fd: std::os::fd::BorrowedFd<'_>) -> Vec<libc::c_int> {
-    let mut out = Vec::new();
-    loop {
-        // SAFETY: zeroed siginfo is a valid buffer for read.
-        let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
-        // SAFETY: reading one siginfo into a local of that size.
-        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
-        if n as usize != size {
-            return out;
-        }
-        out.push(info.ssi_signo as libc::c_int);
-    }
 }
 
 /// srt runs commands with bash: `-c CMD` as given, argv words shell-quoted and joined.
@@ -904,6 +547,7 @@ mod tests {
                 mediate_connect: true,
                 mediate_metadata: fs,
                 host_namespaces: true,
+                judge_signals: false,
                 mediate_ptys: fs,
                 udp: false,
             },

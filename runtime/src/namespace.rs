@@ -2,8 +2,9 @@
 //! Its network namespace has only `lo`; the ports the proxy variables name (3128 HTTP,
 //! 1080 SOCKS5) are listening sockets created *inside* it and handed to srt, whose proxy
 //! serves them from outside, so nothing else is reachable and no bridge process is
-//! needed. The first process is PID 1 of the new PID namespace: when it exits, or srt
-//! dies, the kernel ends every process of the command.
+//! needed. The first process is PID 1 of the new PID namespace, started by srt's auditor
+//! ([`crate::auditor`]): when it exits, or the auditor dies, the kernel ends every process
+//! of the command.
 
 use std::os::fd::RawFd;
 
@@ -19,7 +20,7 @@ pub const FLAGS: libc::c_int =
 
 pub struct InitSpec {
     pub command: ChildSpec,
-    /// srt writes one byte here once the id maps are in place.
+    /// The auditor writes one byte here once the id maps are in place.
     pub go: RawFd,
     /// The read-only mount view the command gets.
     pub view: crate::mounts::MountView,
@@ -60,10 +61,11 @@ fn init(mut spec: InitSpec) -> ! {
     let sock = spec.command.sock;
     // SAFETY (block): plain syscalls on values we own.
     unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"srt-init".as_ptr() as libc::c_ulong, 0, 0, 0);
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) < 0 {
             fail(sock, Stage::ParentDeath, errno());
         }
-        // if srt died before the line above, its end of `go` is closed and the read fails
+        // if the auditor died before the line above, its end of `go` is closed and the read fails
         let mut b = [0u8; 1];
         if libc::read(spec.go, b.as_mut_ptr().cast(), 1) != 1 {
             libc::_exit(127);

@@ -60,6 +60,12 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     for p in cx.settings_files.iter().chain(cx.own) {
         push_with_link(&mut policy.deny_write, p);
     }
+    // Landlock mode (the only one with `own_ttys`) shares the host's /proc: a write there
+    // reaches other processes (srt's and its auditor's oom_score_adj and autogroup nice,
+    // whatever allowWrite says about `/`). Namespace mode mounts a /proc of its own.
+    if cx.own_ttys.is_some() {
+        policy.deny_write.push(PathBuf::from("/proc"));
+    }
     // The working directory is canonical (getcwd) and the search walks real directories,
     // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
     let cwd = canonical(cx.cwd);

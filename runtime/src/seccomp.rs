@@ -128,6 +128,13 @@ pub enum Rule {
         then: Action,
         otherwise: Action,
     },
+    /// A call naming a process: allowed when the pid in argument `pid` is 0 (the caller
+    /// itself) and, with `which: Some((arg, user))`, argument `arg` is not `user` (a whole
+    /// uid's processes); otherwise to the supervisor.
+    SelfOrJudged {
+        pid: u32,
+        which: Option<(u32, u32)>,
+    },
 }
 
 /// What the policy needs from the filter.
@@ -152,6 +159,10 @@ pub struct FilterOptions {
     /// IPC is refused; `bind` and `listen` (which binds an ephemeral wildcard port without
     /// `bind`, past Landlock) go to the supervisor with `mediate_connect`, else are refused.
     pub host_namespaces: bool,
+    /// Landlock mode where Landlock cannot scope signals (ABI < 6): signals to other pids,
+    /// pidfds and SIGIO owners go to the supervisor's pid judge; `FIOSETOWN`/`SIOCSPGRP`
+    /// are refused.
+    pub judge_signals: bool,
     /// `TIOCGPTPEER` goes to the supervisor (landlock mode: `/dev/pts` is shared with other
     /// sessions, so Landlock grants only the command's own terminals and the supervisor
     /// opens the ptys the command allocated).
@@ -183,7 +194,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         out.push(("file_setattr", nr, Rule::Always(eperm)));
     }
     if let Some(nr) = arch.nr("ioctl") {
-        let refuse = vec![
+        let mut refuse = vec![
             libc::TIOCSTI as u32,
             libc::TIOCLINUX as u32,
             FS_IOC_SETFLAGS,
@@ -192,6 +203,10 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
             FS_IOC32_SETVERSION,
             FS_IOC_FSSETXATTR,
         ];
+        if opts.judge_signals {
+            // they set a SIGIO owner through a pointer: refused where signals are judged
+            refuse.extend([FIOSETOWN, SIOCSPGRP]);
+        }
         let notify = if opts.mediate_ptys { vec![TIOCGPTPEER] } else { vec![] };
         out.push(("ioctl", nr, Rule::Ioctl { refuse, notify }));
     }
@@ -233,6 +248,9 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
             }
         }
         out.extend(local_server_rules(arch, opts));
+    }
+    if opts.host_namespaces {
+        out.extend(pid_rules(arch, opts.judge_signals));
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
@@ -309,6 +327,41 @@ fn metadata_rule(name: &str) -> Rule {
         _ => Rule::Always(notify),
     }
 }
+
+// ---- calls that act on another process by pid (landlock mode) ----------------------
+
+/// Landlock mode shares the host's PID namespace: the calls of [`sysno::PID_TARGETED`]
+/// could lower srt's, its auditor's or any host process's limits or priority. Those that
+/// name the caller itself (pid 0) pass at once; the rest go to the supervisor, which lets
+/// only the command's own processes be named.
+///
+/// Where Landlock cannot scope signals (ABI < 6), signals to other pids
+/// ([`sysno::SIGNAL_TARGETED`]), `pidfd_send_signal` and `fcntl(F_SETOWN, F_SETOWN_EX)` go
+/// there too.
+fn pid_rules(arch: &Arch, signals: bool) -> Vec<(&'static str, i64, Rule)> {
+    let table = sysno::PID_TARGETED.iter().chain(if signals { sysno::SIGNAL_TARGETED } else { &[] });
+    let mut out: Vec<_> = table
+        .filter_map(|&(name, pid, which)| arch.nr(name).map(|nr| (name, nr, Rule::SelfOrJudged { pid, which })))
+        .collect();
+    if signals {
+        if let Some(nr) = arch.nr("pidfd_send_signal") {
+            out.push(("pidfd_send_signal", nr, Rule::Always(Action::Notify)));
+        }
+        if let Some(nr) = arch.nr("fcntl") {
+            let values = vec![libc::F_SETOWN as u32, F_SETOWN_EX];
+            out.push(("fcntl", nr, Rule::OneOf { arg: 1, values, then: Action::Notify, otherwise: Action::Allow }));
+        }
+    }
+    out
+}
+
+/// asm-generic/fcntl.h: set the SIGIO owner through a pointer to `struct f_owner_ex`.
+pub const F_SETOWN_EX: u32 = 15;
+/// asm-generic/sockios.h: set the owner SIGIO and SIGURG go to, through a pointer.
+pub const FIOSETOWN: u32 = 0x8901;
+pub const SIOCSPGRP: u32 = 0x8902;
+
+// ---- end of the pid block -------------------------------------------------------------
 
 /// asm-generic/ioctls.h: open the peer of a pty master.
 pub const TIOCGPTPEER: u32 = 0x5441;
@@ -535,6 +588,21 @@ fn body(rule: &Rule) -> Vec<SockFilter> {
             b.push(stmt(BPF_RET_K, otherwise.ret()));
             b
         }
+        Rule::SelfOrJudged { pid, which: None } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*pid)),
+            jump(BPF_JEQ_K, 0, 0, 1),
+            stmt(BPF_RET_K, RET_ALLOW),
+            stmt(BPF_RET_K, RET_USER_NOTIF),
+        ],
+        // 0: ld pid; 1: jeq 0 ? 2 : notify(5); 2: ld which; 3: jeq user ? notify(5) : allow(4)
+        Rule::SelfOrJudged { pid, which: Some((arg, user)) } => vec![
+            stmt(BPF_LD_W_ABS, arg_lo(*pid)),
+            jump(BPF_JEQ_K, 0, 0, 3),
+            stmt(BPF_LD_W_ABS, arg_lo(*arg)),
+            jump(BPF_JEQ_K, *user, 1, 0),
+            stmt(BPF_RET_K, RET_ALLOW),
+            stmt(BPF_RET_K, RET_USER_NOTIF),
+        ],
         Rule::OneOf { arg, values, then, otherwise } => {
             let n = values.len();
             let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];

@@ -9,6 +9,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
         mediate_connect: false,
         mediate_metadata: mediate_fs,
         host_namespaces: true,
+        judge_signals: false,
         mediate_ptys: mediate_fs,
         udp: false,
     }
@@ -85,6 +86,8 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
                     otherwise.ret()
                 }
             }
+            // all-zero arguments: the caller itself
+            Rule::SelfOrJudged { .. } => RET_ALLOW,
         };
         assert_eq!(got, want, "{name}");
     }
@@ -93,6 +96,56 @@ fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
     for nr in (0..500).filter(|n| !listed.contains(n)) {
         assert_eq!(run(&prog, arch.audit_arch, nr, [0; 6]), RET_ALLOW, "syscall {nr}");
     }
+}
+
+#[test]
+fn calls_naming_another_process_go_to_the_supervisor_in_landlock_mode() {
+    let landlock = opts(false, false);
+    let namespace = FilterOptions { host_namespaces: false, ..landlock };
+    let other = 4242u64;
+    for name in ["prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"] {
+        assert_eq!(decide(landlock, name, [0, 1, 0, 0, 0, 0]), RET_ALLOW, "{name} on itself");
+        assert_eq!(decide(landlock, name, [other, 1, 0, 0, 0, 0]), RET_USER_NOTIF, "{name} on another pid");
+        // only the low 32 bits are the pid: a high bit set does not make it "self"
+        assert_eq!(decide(landlock, name, [other | 1 << 32, 0, 0, 0, 0, 0]), RET_USER_NOTIF, "{name}");
+        assert_eq!(decide(landlock, name, [u64::from(u32::MAX), 0, 0, 0, 0, 0]), RET_USER_NOTIF, "{name} -1");
+        assert_eq!(decide(namespace, name, [other, 1, 0, 0, 0, 0]), RET_ALLOW, "{name}: the PID namespace bounds it");
+    }
+    // setpriority(which, who): PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2
+    assert_eq!(decide(landlock, "setpriority", [0, 0, 10, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(landlock, "setpriority", [1, 0, 10, 0, 0, 0]), RET_ALLOW, "its own process group");
+    assert_eq!(decide(landlock, "setpriority", [2, 0, 10, 0, 0, 0]), RET_USER_NOTIF, "every process of its uid");
+    assert_eq!(decide(landlock, "setpriority", [0, other, 10, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(landlock, "setpriority", [1, other, 10, 0, 0, 0]), RET_USER_NOTIF);
+    // ioprio_set(which, who): IOPRIO_WHO_PROCESS 1, PGRP 2, USER 3
+    assert_eq!(decide(landlock, "ioprio_set", [1, 0, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(landlock, "ioprio_set", [3, 0, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(landlock, "ioprio_set", [1, other, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(namespace, "ioprio_set", [3, 0, 0, 0, 0, 0]), RET_ALLOW);
+}
+
+#[test]
+fn signals_go_to_the_supervisor_only_where_landlock_cannot_scope_them() {
+    let scoped = opts(false, false);
+    let judged = FilterOptions { judge_signals: true, ..scoped };
+    let other = 4242u64;
+    for (name, pid_arg) in [("kill", 0), ("tkill", 0), ("tgkill", 1), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 1)]
+    {
+        let mut args = [other, other, 0, 0, 0, 0];
+        assert_eq!(decide(scoped, name, args), RET_ALLOW, "{name}: Landlock scopes it");
+        assert_eq!(decide(judged, name, args), RET_USER_NOTIF, "{name} to another pid");
+        args[pid_arg] = 0;
+        assert_eq!(decide(judged, name, args), RET_ALLOW, "{name} naming no other pid");
+    }
+    assert_eq!(decide(judged, "pidfd_send_signal", [3, 0, 0, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(scoped, "pidfd_send_signal", [3, 0, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(judged, "fcntl", [3, libc::F_SETOWN as u64, other, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(judged, "fcntl", [3, u64::from(F_SETOWN_EX), other, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(judged, "fcntl", [3, libc::F_GETFL as u64, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(scoped, "fcntl", [3, libc::F_SETOWN as u64, other, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(judged, "ioctl", [3, u64::from(FIOSETOWN), 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(judged, "ioctl", [3, u64::from(SIOCSPGRP), 0, 0, 0, 0]), EPERM);
+    assert_eq!(decide(scoped, "ioctl", [3, u64::from(FIOSETOWN), 0, 0, 0, 0]), RET_ALLOW);
 }
 
 #[test]

@@ -74,6 +74,40 @@ pub const HOST_IPC: &[&str] = &[
     "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 ];
 
+/// Landlock mode: calls that change another process named by pid (or process group) and
+/// that neither Landlock's ptrace scoping nor its signal scoping covers, with the argument
+/// holding the pid and, where a `which` argument can widen the target to every process of
+/// a user, that argument and its user value. They go to the supervisor unless they name
+/// the caller itself ([`crate::supervisor`]'s pid judge).
+#[rustfmt::skip]
+pub const PID_TARGETED: &[PidTargeted] = &[
+    ("prlimit64", 0, None),
+    ("sched_setaffinity", 0, None),
+    ("sched_setscheduler", 0, None),
+    ("sched_setparam", 0, None),
+    ("sched_setattr", 0, None),
+    // setpriority(which, who, prio): PRIO_USER (2) names every process of a uid
+    ("setpriority", 1, Some((0, 2))),
+    // ioprio_set(which, who, ioprio): IOPRIO_WHO_USER (3) likewise
+    ("ioprio_set", 1, Some((0, 3))),
+];
+
+/// Landlock mode on a kernel whose Landlock cannot scope signals (ABI < 6): the calls
+/// that send a signal to a pid, with the argument holding it (tgkill and
+/// rt_tgsigqueueinfo: the thread id, which the kernel matches against the group).
+/// `pidfd_send_signal` and `fcntl(F_SETOWN)` (SIGIO to an owner) are judged too.
+#[rustfmt::skip]
+pub const SIGNAL_TARGETED: &[PidTargeted] = &[
+    ("kill", 0, None),
+    ("tkill", 0, None),
+    ("tgkill", 1, None),
+    ("rt_sigqueueinfo", 0, None),
+    ("rt_tgsigqueueinfo", 1, None),
+];
+
+/// (name, the argument holding the pid, the `which` argument and its whole-uid value).
+pub type PidTargeted = (&'static str, u32, Option<(u32, u32)>);
+
 pub struct Arch {
     pub audit_arch: u32,
     /// x86_64 kernels may route numbers with this bit to the x32 ABI; the filter kills them.
@@ -142,6 +176,12 @@ static COMMON: &[(&str, i64)] = {
         ("shmget", SYS_shmget), ("shmat", SYS_shmat), ("shmdt", SYS_shmdt), ("shmctl", SYS_shmctl),
         ("mq_open", SYS_mq_open), ("mq_unlink", SYS_mq_unlink), ("mq_timedsend", SYS_mq_timedsend),
         ("mq_timedreceive", SYS_mq_timedreceive), ("mq_notify", SYS_mq_notify), ("mq_getsetattr", SYS_mq_getsetattr),
+        ("prlimit64", SYS_prlimit64), ("sched_setaffinity", SYS_sched_setaffinity),
+        ("sched_setscheduler", SYS_sched_setscheduler), ("sched_setparam", SYS_sched_setparam),
+        ("sched_setattr", SYS_sched_setattr), ("setpriority", SYS_setpriority), ("ioprio_set", SYS_ioprio_set),
+        ("kill", SYS_kill), ("tkill", SYS_tkill), ("tgkill", SYS_tgkill), ("rt_sigqueueinfo", SYS_rt_sigqueueinfo),
+        ("rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo), ("pidfd_send_signal", SYS_pidfd_send_signal),
+        ("fcntl", SYS_fcntl),
     ]
 };
 
@@ -170,7 +210,8 @@ mod tests {
     fn every_filtered_name_resolves_on_x86_64() {
         let arch = native();
         let mut seen = std::collections::HashMap::new();
-        for name in DENIED.iter().chain(MEDIATED).chain(METADATA).chain(HOST_IPC) {
+        let pid_targeted = PID_TARGETED.iter().chain(SIGNAL_TARGETED).map(|(n, _, _)| n);
+        for name in DENIED.iter().chain(MEDIATED).chain(METADATA).chain(HOST_IPC).chain(pid_targeted) {
             let nr = arch.nr(name).unwrap_or_else(|| panic!("{name} is not in the syscall table"));
             assert_eq!(arch.name(nr), Some(*name));
             if let Some(other) = seen.insert(nr, *name) {

@@ -26,8 +26,10 @@ mod escape {
     mod review_home;
     mod review_lifecycle;
     mod review_metadata;
+    mod review_pids;
     mod review_rules;
     mod review_second;
+    mod review_srt_death;
     mod review_third;
     mod syscalls;
     mod unix_sockets;

@@ -1,6 +1,7 @@
-//! What only namespace mode promises, checked against the real binary: the command sees
-//! only its own processes, nothing survives srt even when srt is SIGKILLed, and servers
-//! inside the sandbox are reachable from it (but not from the host).
+//! What each network mode promises about processes, checked against the real binary: in
+//! namespace mode the command sees only its own processes and servers inside the sandbox
+//! are reachable from it (but not from the host); in both, nothing survives srt even when
+//! srt is SIGKILLed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -41,10 +42,11 @@ fn namespace_mode_shows_only_the_commands_processes() {
     assert!(!text.lines().any(|l| l.split_whitespace().next() == Some(outside.as_str())));
 }
 
-#[test]
-fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
-    let marker = format!("srt-modes-survivor-{}", std::process::id());
-    let mut child = srt("namespace", &format!("(exec -a {marker} sleep 30 </dev/null >/dev/null 2>&1 &); setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 & sleep 30"))
+/// srt SIGKILLed: its auditor kills every process of the command and removes the TMPDIR
+/// (in namespace mode the kernel also ends the PID namespace with its init).
+fn nothing_survives_a_sigkilled_srt(mode: &str) {
+    let marker = format!("srt-modes-survivor-{mode}-{}", std::process::id());
+    let mut child = srt(mode, &format!("(exec -a {marker} sleep 30 </dev/null >/dev/null 2>&1 &); setsid bash -c 'exec -a {marker} sleep 30' </dev/null >/dev/null 2>&1 & sleep 30"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -58,22 +60,35 @@ fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
     child.kill().unwrap(); // SIGKILL: srt gets no chance to clean up
     child.wait().unwrap();
     let start = Instant::now();
-    while !alive_with(&marker).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(5), "survived srt: {:?}", alive_with(&marker));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // What does stay (a README limit): srt's private TMPDIR. Remove it, so the test leaves
-    // nothing behind itself.
     let prefix = format!("srt-{pid}-");
     let tmp = std::env::var_os("TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(|| "/tmp".into());
-    let leftovers: Vec<_> = std::fs::read_dir(&tmp)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(leftovers.len(), 1, "expected only the private TMPDIR of srt {pid}: {leftovers:?}");
-    std::fs::remove_dir_all(&leftovers[0]).unwrap();
+    let tmpdirs = || -> Vec<_> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect()
+    };
+    while !alive_with(&marker).is_empty() || !tmpdirs().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "left behind by srt {pid}: processes {:?}, TMPDIR {:?}",
+            alive_with(&marker),
+            tmpdirs()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn nothing_survives_a_sigkilled_srt_in_namespace_mode() {
+    nothing_survives_a_sigkilled_srt("namespace");
+}
+
+#[test]
+fn nothing_survives_a_sigkilled_srt_in_landlock_mode() {
+    nothing_survives_a_sigkilled_srt("landlock");
 }
 
 #[test]
@@ -86,4 +101,42 @@ fn sandbox_local_servers_work_in_both_modes() {
     // landlock mode: on a loopback address of the run's own (escape/local_net.rs tries the rest)
     let ll = srt("landlock", server).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&ll.stdout).trim(), "local-ok", "{}", String::from_utf8_lossy(&ll.stderr));
+}
+
+/// `auto` where user namespaces are refused (here: inside a user namespace whose
+/// `max_user_namespaces` is 0, as in an unprivileged pod): namespace mode fails before the
+/// command starts and the run falls back to landlock mode, leaving nothing of the failed
+/// attempt behind (its TMPDIR, its journal).
+#[test]
+fn auto_mode_falls_back_cleanly_where_namespaces_are_refused() {
+    let dir = srt_tests::scratch_dir("modes-auto");
+    std::fs::write(dir.join("s.json"), SETTINGS).unwrap();
+    let tmp = dir.join("tmp");
+    let state = dir.join("state");
+    std::fs::create_dir(&tmp).unwrap();
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; exec {} -d --network-mode auto -s s.json -c 'echo ran'",
+        env!("CARGO_BIN_EXE_srt")
+    );
+    let out = Command::new("unshare")
+        .args(["-U", "-r", "sh", "-c", &script])
+        .current_dir(&dir)
+        .env("TMPDIR", &tmp)
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(99) || err.contains("unshare failed") {
+        srt_tests::skip("auto mode fallback", &format!("cannot make a user namespace without nested ones here: {err}"));
+        return;
+    }
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran", "{err}");
+    assert!(err.contains("namespace mode unavailable"), "namespace mode was not refused: {err}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "left in TMPDIR's base: {left:?}");
+    let journals: Vec<_> = std::fs::read_dir(state.join("srt/runs"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(journals.is_empty(), "journals left: {journals:?}");
 }

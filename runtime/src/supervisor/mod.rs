@@ -9,6 +9,8 @@
 //! - places the command's local servers in landlock mode (`bind`, `listen`) and lets its
 //!   loopback connects reach those and nothing else ([`listen`], [`local`]);
 //! - lets `AF_UNIX` connects reach only the sockets `allowUnixSockets` lists ([`unix`]).
+//! - in landlock mode, lets calls that change another process by pid name only the
+//!   command's own processes ([`pids`]).
 //!
 //! It never grants by letting the command's own syscall proceed (`CONTINUE`): the command
 //! could change the path or the descriptor after the check. It reads arguments once,
@@ -28,6 +30,7 @@ mod local;
 mod meta;
 mod names;
 mod native;
+mod pids;
 mod pty;
 mod resolve;
 mod sockets;
@@ -106,6 +109,9 @@ pub struct Supervisor {
     listeners: Mutex<listen::Listeners>,
     /// `allowUnixSockets`, as absolute paths ([`unix`]).
     pub unix_paths: Vec<PathBuf>,
+    /// Landlock mode: the auditor, whose descendants are the command's processes
+    /// ([`pids`]).
+    pub auditor: Option<libc::pid_t>,
 }
 
 /// One notification being handled.
@@ -215,6 +221,7 @@ impl Supervisor {
             sockopts: Mutex::default(),
             listeners: Mutex::default(),
             unix_paths: Vec::new(),
+            auditor: None,
         }
     }
 
@@ -292,6 +299,11 @@ impl Call<'_> {
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
             "umask" => self.umask_changes(),
             "chdir" | "fchdir" => self.directory_changes(),
+            "prlimit64" | "setpriority" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam"
+            | "sched_setattr" | "ioprio_set" => self.pid_call(name),
+            "kill" | "tkill" | "tgkill" | "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal" | "fcntl" => {
+                self.signal_call(name)
+            }
             other => self.metadata(other),
         }
     }

@@ -516,6 +516,24 @@ pub fn py(code: &str) -> String {
     format!("/usr/bin/python3 -c '{code}'")
 }
 
+/// Setup: srt gets a private TMPDIR base (`<root>/tmp`; a wrapper exports it) so that
+/// leftovers can be looked for.
+pub fn private_tmp(e: &Env) {
+    e.dir(&e.root.join("tmp"));
+}
+
+/// Nothing is left in the private TMPDIR base ([`private_tmp`]).
+pub fn nothing_left_in_tmp(e: &Env, _: &Output) -> Result<(), String> {
+    let left: Vec<String> = std::fs::read_dir(e.root.join("tmp"))
+        .map(|d| d.flatten().map(|x| x.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("srt left things in TMPDIR's base: {left:?}"))
+    }
+}
+
 /// No process whose command line mentions `marker` is alive.
 pub fn no_process_with(marker: &str) -> Result<(), String> {
     for e in std::fs::read_dir("/proc").unwrap().flatten() {

@@ -5,26 +5,10 @@
 
 use std::time::Duration;
 
-use super::harness::{no_process_with, Env, Output, Scenario};
+use super::harness::{no_process_with, nothing_left_in_tmp, private_tmp, Env, Output, Scenario};
 use crate::escapes;
 
 // ---- finding 8 ----------------------------------------------------------------------
-
-/// srt gets a private TMPDIR base (`<root>/tmp`) so leftovers can be looked for.
-fn private_tmp(e: &Env) {
-    e.dir(&e.root.join("tmp"));
-}
-
-fn no_srt_tmpdir_left(e: &Env, _: &Output) -> Result<(), String> {
-    let left: Vec<String> = std::fs::read_dir(e.root.join("tmp"))
-        .map(|d| d.flatten().map(|x| x.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    if left.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("srt left its TMPDIR behind: {left:?}"))
-    }
-}
 
 /// The marker the blocked writer runs under, so survivors can be found.
 fn no_writer_left(e: &Env, _: &Output) -> Result<(), String> {
@@ -32,7 +16,7 @@ fn no_writer_left(e: &Env, _: &Output) -> Result<(), String> {
 }
 
 fn fifo(cmd: &str, wrapper: &str) -> Scenario {
-    Scenario::new(cmd).setup(private_tmp).wrap(wrapper).check(no_srt_tmpdir_left).check(no_writer_left)
+    Scenario::new(cmd).setup(private_tmp).wrap(wrapper).check(nothing_left_in_tmp).check(no_writer_left)
 }
 
 // ---- finding 11 ---------------------------------------------------------------------
