@@ -22,6 +22,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::git_audit::Stamp;
 
@@ -75,6 +76,12 @@ const TAG_WROTE: u8 = b'W';
 pub struct Journal {
     file: std::fs::File,
     path: PathBuf,
+    /// Bytes in the file: appends stop at [`MAX_LEN`], so that [`read`] always reads a
+    /// journal whole (a command making millions of directories is refused the next one,
+    /// never left with entries past what the check reads).
+    len: AtomicU64,
+    /// The cap was reached and said once.
+    full: AtomicBool,
 }
 
 fn record(tag: u8, payload: &[u8]) -> Vec<u8> {
@@ -136,14 +143,13 @@ impl Journal {
                 other => break other?,
             }
         };
-        let made = lock(&file, false)
-            .and_then(|()| file.write_all(&encode_header(header)))
-            .and_then(|()| std::fs::rename(&new, &path));
+        let head = encode_header(header);
+        let made = lock(&file, false).and_then(|()| file.write_all(&head)).and_then(|()| std::fs::rename(&new, &path));
         if let Err(e) = made {
             let _ = std::fs::remove_file(&new);
             return Err(e);
         }
-        Ok(Journal { file, path })
+        Ok(Journal { file, path, len: AtomicU64::new(head.len() as u64), full: AtomicBool::new(false) })
     }
 
     pub fn path(&self) -> &Path {
@@ -160,6 +166,17 @@ impl Journal {
             Entry::Wrote(p) => (TAG_WROTE, p),
         };
         let r = record(tag, p.as_os_str().as_bytes());
+        let len = r.len() as u64;
+        if self.len.fetch_add(len, Ordering::SeqCst) + len > MAX_LEN {
+            self.len.fetch_sub(len, Ordering::SeqCst);
+            if !self.full.swap(true, Ordering::SeqCst) {
+                crate::warn!(
+                    "the run's journal reached {} MiB: further directories, links and moves are refused (ENOSPC) so that the check after the run sees everything",
+                    MAX_LEN >> 20
+                );
+            }
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
         let n = (&self.file).write(&r)?;
         if n != r.len() {
             return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "short write to the journal"));
@@ -214,15 +231,22 @@ fn lock(file: &std::fs::File, nonblocking: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Journals are small, but a command could make many directories: a bound on what one
-/// read takes into memory (about 1.6 million entries of 40 bytes).
+/// Journals are small, but a command could make many directories: a bound on what a run
+/// may append and one read takes into memory (about 1.6 million entries of 40 bytes).
 const MAX_LEN: u64 = 64 << 20;
 
 /// Reads a journal: its header and entries. Unknown tags are an error (the file is srt's
-/// own; anything else in it means it cannot be trusted to be complete).
+/// own; anything else in it means it cannot be trusted to be complete), and so is a file
+/// longer than any run may write: reading only its start would skip what came last.
 pub fn read(path: &Path) -> std::io::Result<(Header, Vec<Entry>)> {
     let mut buf = Vec::new();
-    std::fs::File::open(path)?.take(MAX_LEN).read_to_end(&mut buf)?;
+    std::fs::File::open(path)?.take(MAX_LEN + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_LEN {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("longer than the {} MiB a run may write", MAX_LEN >> 20),
+        ));
+    }
     parse(&buf)
 }
 
@@ -323,8 +347,16 @@ fn transient(dir: &Path) -> bool {
 
 /// The journals in `dir` whose runs are gone (their lock could be taken), each opened and
 /// locked so that no second run finishes it too. A run still going holds its lock.
+///
+/// Only journals srt itself could have written are taken: in a directory of this uid that
+/// only it may write, each a regular file of this uid that only it may read. A journal
+/// decides what the check renames and removes (its pools), so one planted by another user
+/// (who made `/tmp/srt-state-<uid>` first) or by a command must never be finished.
 pub fn stale(dir: &Path) -> Vec<(PathBuf, std::fs::File)> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if owned_private(dir).and_then(|()| owned_private(&dir.join("runs"))).is_err() {
+        return Vec::new();
+    }
     let Ok(entries) = std::fs::read_dir(dir.join("runs")) else { return Vec::new() };
     let mut out = Vec::new();
     for e in entries.flatten() {
@@ -337,6 +369,13 @@ pub fn stale(dir: &Path) -> Vec<(PathBuf, std::fs::File)> {
         else {
             continue;
         };
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let srts = file.metadata().is_ok_and(|m| m.is_file() && m.uid() == me && m.mode() & 0o077 == 0);
+        if !srts {
+            tracing::warn!(path = %path.display(), "not a journal srt wrote (owner or mode): left alone");
+            continue;
+        }
         if lock(&file, true).is_ok() {
             out.push((path, file));
         }
@@ -347,7 +386,10 @@ pub fn stale(dir: &Path) -> Vec<(PathBuf, std::fs::File)> {
 /// The journal of a run, from a descriptor of it that this process holds (a process that
 /// inherited it across fork, or [`stale`]'s): it keeps the lock.
 pub fn adopt(fd: OwnedFd, path: PathBuf) -> Journal {
-    Journal { file: std::fs::File::from(fd), path }
+    let file = std::fs::File::from(fd);
+    // what is there counts toward the cap; unknown length: as if full (appends refused)
+    let len = file.metadata().map_or(MAX_LEN, |m| m.len());
+    Journal { file, path, len: AtomicU64::new(len), full: AtomicBool::new(false) }
 }
 
 #[cfg(test)]
@@ -389,6 +431,43 @@ mod tests {
         assert_eq!(s[0].0, path);
         assert!(stale(&dir).is_empty(), "one finisher at a time");
         drop(s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn appends_stop_at_the_cap_and_longer_files_are_refused() {
+        let dir = std::env::temp_dir().join(format!("srt-journal-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let j = Journal::create(&dir, &header(&dir)).unwrap();
+        // as if the run had already written all but a little of the cap
+        j.len.fetch_add(MAX_LEN - j.len.load(Ordering::SeqCst) - 10, Ordering::SeqCst);
+        let e = j.record(&Entry::Dir(dir.join("w/one-more-directory"))).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        j.record(&Entry::Dir(PathBuf::from("/a"))).unwrap();
+        // a file past the cap (not written by srt) is not read in part
+        let f = std::fs::OpenOptions::new().append(true).open(j.path()).unwrap();
+        f.set_len(MAX_LEN + 1).unwrap();
+        assert_eq!(read(j.path()).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+        // a journal taken over counts what is in it
+        let adopted = adopt(std::os::fd::OwnedFd::from(f), j.path().to_path_buf());
+        assert!(adopted.record(&Entry::Dir(PathBuf::from("/b"))).is_err());
+        drop(j);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_journals_srt_could_have_written_are_finished() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("srt-journal-planted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        drop(Journal::create(&dir, &header(&dir)).unwrap());
+        assert_eq!(stale(&dir).len(), 1, "a dead run's journal");
+        let planted = dir.join("runs/run-1-0.journal");
+        std::fs::write(&planted, encode_header(&header(&dir))).unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(stale(&dir).len(), 1, "a journal others may read was not written by srt");
+        std::fs::set_permissions(dir.join("runs"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(stale(&dir).is_empty(), "a runs directory others may write is not srt's");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

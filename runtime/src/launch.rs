@@ -74,7 +74,14 @@ pub fn prepare(
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let ttys = own_ttys();
-    let own: Vec<PathBuf> = state_dir.into_iter().chain(pool).map(Path::to_path_buf).collect();
+    // every place a state directory may be, not only this run's: a journal planted in
+    // another one would be finished by a later run
+    let own: Vec<PathBuf> = state_dir
+        .into_iter()
+        .chain(pool)
+        .map(Path::to_path_buf)
+        .chain(crate::journal::state_dir_candidates())
+        .collect();
     let cx = prepare::Context {
         cwd: &cwd,
         home: home.as_deref(),

@@ -24,6 +24,7 @@ mod escape {
     mod review_fourth;
     mod review_git;
     mod review_home;
+    mod review_journal;
     mod review_lifecycle;
     mod review_metadata;
     mod review_pids;

@@ -1,0 +1,21 @@
+//! Delayed host execution, the second attacker pass on the journal: a later srt run
+//! finishes the journals of runs that died before their check, and a journal decides what
+//! that check removes (the run's TMPDIR, its pools) and renames. A command must not be
+//! able to leave one for the next run, in any place a state directory may be.
+
+use super::harness::Scenario;
+use crate::escapes;
+
+/// A journal written by the command into `$O/srt-state-<uid>/runs` (where `TMPDIR` points
+/// srt's state-directory candidates) naming `$O/victim` as the dead run's TMPDIR.
+const PLANT: &str = r#"umask 077; d="$O/srt-state-$(id -u)/runs"; mkdir -p "$d" && printf 'R%s\0S0.0\0G0\0M%s/victim\0' "$O" "$O" > "$d/run-1-0000000000000001.journal""#;
+
+escapes! {
+    journal_planted_in_another_state_dir => Scenario::new(PLANT)
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .env("TMPDIR", "{O}")
+        .setup(|e| e.file(&e.o("victim/keep"), "user's\n"))
+        .fails()
+        .then("true")
+        .holds("o/victim/keep", "user's\n");
+}
