@@ -68,12 +68,12 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
         protect_missing_at_top(top, &mut out);
     }
     // the working directory's tree first, with a budget of its own: it is where the
-    // command works, and where a tree the search did not list costs most
-    // the other trees are looked at only at their top, where the names hold whether or not
-    // they exist: srt 0.0.83's nested search is the working directory's, and a busy /tmp
-    // would cost the budget for nothing
-    for (group, mut left, depth) in [(&tops[..1], budget, depth), (&tops[1..], budget.min(OTHER_BUDGET), depth.min(1))]
-    {
+    // command works, and where a tree the search did not list costs most. The other trees
+    // share a smaller one, down to the same depth: a repository nested in them (`a/b/.git`
+    // in a second writable tree) is guarded like one in the project, and what the budget
+    // does not reach is mediated, never assumed empty (a busy /tmp, over SPLIT_MAX at its
+    // top, is mediated whole)
+    for (group, mut left) in [(&tops[..1], budget), (&tops[1..], budget.min(OTHER_BUDGET))] {
         let mut queue: VecDeque<(PathBuf, u8)> = group.iter().map(|t| (t.clone(), 0)).collect();
         if !search(&mut queue, cwd, depth, &mut left, &mut out) {
             tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
@@ -319,6 +319,11 @@ mod tests {
         assert!(got.deny.contains(&root.join("home/HEAD")));
         assert!(got.git_dirs.contains(&root.join("home/x")), "objects/ and refs/: one HEAD from a repository");
         assert!(got.git_dirs.contains(&root.join("home/linked")), "HEAD and commondir");
+        std::fs::create_dir_all(root.join("home/a/b/c/.git/hooks")).unwrap();
+        std::fs::write(root.join("home/a/b/.bashrc"), "").unwrap();
+        let deep = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(deep.git_dirs.contains(&root.join("home/a/b/c/.git")), "a repository nested in another tree");
+        assert!(deep.deny.contains(&root.join("home/a/b/.bashrc")), "protected names deeper in another tree");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -174,6 +174,23 @@ escapes! {
         .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
         .fails().absent("o/.git/hooks/pre-commit");
 
+    // second attacker pass: a repository nested in a second writable tree (below its
+    // top) is guarded like one in the project
+    second_tree_deep_repo_config => Scenario::new(&format!(r#"{FSMONITOR}; fsmon "$O/a/b/c/.git/config" pwned"#))
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .setup(|e| {
+            e.dir(&e.o("a/b"));
+            let repo = e.o("a/b/c");
+            let (ok, text) = host_git(e, &["init", "-q", repo.to_str().unwrap()]);
+            assert!(ok, "setup: {text}");
+            e.own_tree(&e.o("a"));
+        })
+        .check(|e, _| {
+            let repo = e.o("a/b/c");
+            let _ = host_git(e, &["-C", repo.to_str().unwrap(), "status"]);
+            if e.o("pwned").exists() { Err("host git ran the planted fsmonitor".into()) } else { Ok(()) }
+        });
+
     // a tree the launch's search could not list whole: the supervisor still knows a git
     // directory's config and hooks, and the protected names, when it meets them
     big_tree_repo_config => Scenario::new(&format!("{FSMONITOR}; fsmon big/deep/repo/.git/config pwned"))
