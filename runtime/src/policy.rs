@@ -46,13 +46,30 @@ pub struct HomePolicy {
     pub allow: Vec<String>,
     /// `denyWrite` entries below `$HOME`, relative to it.
     pub deny: Vec<String>,
+    /// XDG base directories set elsewhere than `$HOME` (`XDG_CONFIG_HOME=/w/cfg`), each with
+    /// the home-relative place it stands for (`.config`): what lies below one is judged as
+    /// if it were there, so a tool's config is protected wherever the variable moves it.
+    pub xdg: Vec<(PathBuf, &'static str)>,
 }
 
 impl HomePolicy {
     /// Whether the home rules protect `p` (below `$HOME`).
     pub fn protects(&self, p: &Path) -> bool {
         use crate::protected_names::{home_rule, HomeRule, HomeSettings};
-        let Ok(rel) = p.strip_prefix(&self.home) else { return false };
+        // an XDG base first (it may lie inside the home, or inside another base: the
+        // deepest holding `p` decides)
+        let moved;
+        let base = self.xdg.iter().filter(|(b, _)| under(p, b)).max_by_key(|(b, _)| b.as_os_str().len());
+        let rel = match base {
+            Some((base, stands_for)) => {
+                moved = Path::new(stands_for).join(p.strip_prefix(base).unwrap_or(Path::new("")));
+                &moved
+            }
+            None => match p.strip_prefix(&self.home) {
+                Ok(rel) => rel,
+                Err(_) => return false,
+            },
+        };
         if rel.as_os_str().is_empty() || rel.starts_with(".git") {
             return false; // git's rules decide in a home that is a repository
         }

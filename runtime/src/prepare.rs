@@ -135,7 +135,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
 /// the home allow-list or an `allowWrite` entry below `$HOME` opens them. The decision is
 /// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change.
 fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>) -> Result<(), LaunchError> {
-    use crate::protected_names::{check_user_allow, xdg_location, ENV_NAMED, HOME, HOME_ALLOW};
+    use crate::protected_names::{check_user_allow, env_entries, xdg_location, ENV_LISTS, ENV_NAMED, HOME, HOME_ALLOW};
     let below = |list: &[PathBuf]| -> Vec<String> {
         list.iter()
             .filter(|p| *p != home)
@@ -152,10 +152,13 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     let deny = below(&policy.deny_write);
     let var = |v: &str| std::env::var_os(v);
     let mut bounds: Vec<PathBuf> = Vec::new();
-    let writable = policy.in_write_tree(home);
-    if writable {
-        if let Ok(rd) = std::fs::read_dir(home) {
-            bounds.extend(rd.flatten().take(crate::mandatory::SPLIT_MAX * 4).map(|e| e.path()));
+    // a writable home is split around each of its entries; one with more than the plan
+    // may split around (or that cannot be listed) is judged whole by the supervisor, never
+    // left with entries the rules do not know
+    if policy.in_write_tree(home) {
+        match listing_bounds(home) {
+            Some(entries) => bounds.extend(entries),
+            None => policy.mediated.push(home.to_path_buf()),
         }
     }
     for e in
@@ -176,24 +179,60 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     }
     let bounds: Vec<PathBuf> = bounds.into_iter().filter(|b| policy.in_write_tree(b)).collect();
     policy.extra_bounds.extend(bounds);
-    // what the environment names: protected whole where it may be written, except PATH
-    // directories inside the working directory's tree (a project's own node_modules/.bin or
-    // .venv/bin: its build writes them, as it writes the rest of the project)
+    // what the environment names: protected whole where it may be written, except list
+    // entries inside the working directory's tree (a project's own node_modules/.bin,
+    // .venv/bin or src on PYTHONPATH: its build writes them, as it writes the rest of the
+    // project)
     let cwd = canonical(cx.cwd);
     for (name, _) in ENV_NAMED.iter().filter(|(n, _)| !n.starts_with("XDG_")) {
         let Some(v) = std::env::var_os(name) else { continue };
-        let paths: Vec<PathBuf> =
-            if *name == "PATH" { std::env::split_paths(&v).collect() } else { vec![PathBuf::from(&v)] };
-        for p in paths.into_iter().filter(|p| p.is_absolute()).map(|p| canonical(&p)) {
-            let project_own = *name == "PATH" && crate::policy::under(&p, &cwd);
+        let list = ENV_LISTS.iter().any(|(n, _)| n == name);
+        for p in env_entries(name, &v).into_iter().filter(|p| p.is_absolute()).map(|p| canonical(&p)) {
+            let project_own = list && crate::policy::under(&p, &cwd);
             let root = policy.write.iter().any(|w| crate::policy::under(w, &p));
             if policy.in_write_tree(&p) && !project_own && !root {
                 policy.deny_write.push(p);
             }
         }
     }
-    policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny });
+    // XDG bases elsewhere carry the home rules of the place they stand for; one that holds
+    // the working directory would take the whole project for a config directory (its
+    // researched entries, above, still hold)
+    let mut xdg = Vec::new();
+    for (var, stands_for) in XDG_BASES {
+        let Some(base) = var_abs(var).map(|b| canonical(&b)) else { continue };
+        if base == home.join(stands_for) || crate::policy::under(&cwd, &base) || !policy.in_write_tree(&base) {
+            continue;
+        }
+        match listing_bounds(&base) {
+            Some(entries) => policy.extra_bounds.extend(entries),
+            None => policy.mediated.push(base.clone()),
+        }
+        xdg.push((base, *stands_for));
+    }
+    policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
     Ok(())
+}
+
+/// The XDG base variables and the home-relative places they stand for.
+const XDG_BASES: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("XDG_CACHE_HOME", ".cache"),
+];
+
+/// An absolute path from the variable `var` (the XDG specification ignores relative ones).
+fn var_abs(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// The entries of `dir`, if it can be listed and has no more than the Landlock plan may
+/// split around (`SPLIT_MAX * 4`).
+fn listing_bounds(dir: &Path) -> Option<Vec<PathBuf>> {
+    let max = crate::mandatory::SPLIT_MAX * 4;
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().take(max + 1).map(|e| e.path()).collect();
+    (entries.len() <= max).then_some(entries)
 }
 
 /// The paths below `base` that `rest` names, `*` matching within one component: one

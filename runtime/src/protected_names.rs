@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW};
-pub use home::{ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
+pub use home::{env_entries, ENV_LISTS, ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
 pub use project::{INSTRUCTION_FILES, PROJECT, PROJECT_NOT_PROTECTED, SRT_0_0_83};
 
 /// What the program expects at the path. Protection does not depend on it: an entry

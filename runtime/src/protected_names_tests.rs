@@ -256,3 +256,20 @@ fn xdg_variables_move_entries_only_when_absolute() {
     assert_eq!(xdg_location(".bashrc", home, env), p("/home/u/.bashrc"));
     assert_eq!(xdg_location(".configx/y", home, env), p("/home/u/.configx/y"));
 }
+
+#[test]
+fn list_variables_are_split_entry_by_entry_on_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let v = std::ffi::OsStr::from_bytes(b"/a/b::/c\xff/d");
+    assert_eq!(
+        env_entries("PYTHONPATH", v),
+        vec![PathBuf::from("/a/b"), PathBuf::from(std::ffi::OsStr::from_bytes(b"/c\xff/d"))]
+    );
+    assert_eq!(env_entries("LD_PRELOAD", "/x.so /y.so:/z.so".as_ref()).len(), 3);
+    assert_eq!(env_entries("LD_LIBRARY_PATH", "/l1;/l2:/l3".as_ref()).len(), 3);
+    // a single-path variable keeps its separators as part of the path
+    assert_eq!(env_entries("BASH_ENV", "/a:b c".as_ref()), vec![PathBuf::from("/a:b c")]);
+    for (name, _) in ENV_LISTS {
+        assert!(ENV_NAMED.iter().any(|(n, _)| n == name), "{name} is split but not protected");
+    }
+}

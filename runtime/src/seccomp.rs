@@ -303,8 +303,10 @@ fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i6
 }
 
 /// Landlock mode's metadata calls go to the supervisor, but for three on an open
-/// descriptor that can neither let another user write a file nor give it a privilege:
-/// `fchmod` without setuid, setgid, sticky or group/other write bits, `fchown` to srt's
+/// descriptor that can neither let another user write a file, give it a privilege, nor
+/// make it runnable: `fchmod` without setuid, setgid, sticky, group/other write or any
+/// execute bit (an execute bit on a file opened only for reading switches on a disabled
+/// git hook, or a program in a PATH directory the command may not write), `fchown` to srt's
 /// own uid and gid (or -1), and `futimens` (`utimensat` with a NULL path). `tar x` makes
 /// all three for every file it writes; a supervisor round trip each would triple its time.
 /// What they can still do is recorded in the README's limits: change the mode (toward
@@ -313,7 +315,7 @@ fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i6
 fn metadata_rule(name: &str) -> Rule {
     let notify = Action::Notify;
     match name {
-        "fchmod" => Rule::AnyBit { arg: 1, mask: 0o7022, then: notify, otherwise: Action::Allow },
+        "fchmod" => Rule::AnyBit { arg: 1, mask: 0o7133, then: notify, otherwise: Action::Allow },
         "fchown" => {
             // SAFETY: geteuid/getegid cannot fail; srt's ids are the command's.
             let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };

@@ -333,7 +333,56 @@ pub const ENV_NAMED: &[(&str, &str)] = &[
     ("CLAUDE_CONFIG_DIR", "Claude Code user configuration"),
     ("CODEX_HOME", "Codex configuration"),
     ("COPILOT_HOME", "Copilot CLI configuration"),
+    // code that later programs load by path (ld.so(8), python3(1), node(1), perlrun(1),
+    // ruby(1), gem(1), java(1), git(1)): a writable entry is a place to plant code that
+    // runs in every such host program
+    ("LD_PRELOAD", "libraries ld.so loads into every dynamically linked program"),
+    ("LD_LIBRARY_PATH", "directories ld.so searches before the system's"),
+    ("PYTHONPATH", "directories python imports from before the standard library"),
+    ("PYTHONHOME", "the python installation every python3 runs"),
+    ("NODE_PATH", "directories node's require searches"),
+    ("PERL5LIB", "directories perl loads modules from"),
+    ("PERLLIB", "as PERL5LIB, where that is unset"),
+    ("RUBYLIB", "directories ruby requires from"),
+    ("GEM_HOME", "gems (and their executables) installed and loaded"),
+    ("GEM_PATH", "directories gems are loaded from"),
+    ("CLASSPATH", "classes and jars java loads"),
+    ("GIT_TEMPLATE_DIR", "hooks copied into every new repository"),
+    ("GIT_EXEC_PATH", "git's own programs (git-*)"),
+    ("GIT_CONFIG_SYSTEM", "git's system config"),
 ];
+
+/// The variables of [`ENV_NAMED`] that hold a list, and what separates their entries:
+/// each entry is judged on its own (a project's `PYTHONPATH=/w/src` beside a writable
+/// `/tmp/lib`).
+pub const ENV_LISTS: &[(&str, &[u8])] = &[
+    ("PATH", b":"),
+    ("LD_PRELOAD", b": "),
+    ("LD_LIBRARY_PATH", b":;"),
+    ("PYTHONPATH", b":"),
+    ("NODE_PATH", b":"),
+    ("PERL5LIB", b":"),
+    ("PERLLIB", b":"),
+    ("RUBYLIB", b":"),
+    ("GEM_PATH", b":"),
+    ("CLASSPATH", b":"),
+];
+
+/// The entries a variable of [`ENV_NAMED`] names: split by [`ENV_LISTS`]'s separators
+/// (on bytes: a path need not be UTF-8), empty entries dropped.
+pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = value.as_bytes();
+    let entries: Vec<&[u8]> = match ENV_LISTS.iter().find(|(n, _)| *n == name) {
+        Some((_, seps)) => bytes.split(|b| seps.contains(b)).collect(),
+        None => vec![bytes],
+    };
+    entries
+        .into_iter()
+        .filter(|e| !e.is_empty())
+        .map(|e| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(e)))
+        .collect()
+}
 
 /// Keys of the global git config whose value names a file or directory of more git
 /// configuration or hooks (git-config(1)): protect what they name when it is writable.

@@ -254,8 +254,9 @@ impl Call<'_> {
         mediated(dirfds[0], old) || (flags & libc::RENAME_EXCHANGE != 0 && mediated(dirfds[1], new))
     }
 
-    /// A directory named as a protected project entry (`.vscode`, `.claude`, `.husky`, ...)
-    /// may not be made or moved in anywhere: below the top of a tree the rules protect such
+    /// A directory named as a protected project entry (`.vscode`, `.claude`, `.husky`, ...),
+    /// or a symlink by that name (it stands for a directory the command filled), may not be
+    /// made, linked or moved in anywhere: below the top of a tree the rules protect such
     /// names only where they existed at launch, but an editor or agent that trusts a parent
     /// folder runs what a new one holds. Directories are always made here, so this costs
     /// nothing elsewhere (files of those names are judged where they are protected).
@@ -394,6 +395,7 @@ impl Call<'_> {
             let raw = self.path_arg(addr)?;
             let t = self.target(dirfd, &raw)?;
             self.creating(&t, Kind::Symlink)?;
+            self.no_project_dir(&t)?;
             self.outside_git_dirs(&t)?;
             self.journal(Entry::Special(t.path.clone()))?;
             // SAFETY: plain syscall with a live fd and NUL-terminated strings.
@@ -425,6 +427,9 @@ impl Call<'_> {
                 return Err(fail(libc::EPERM));
             }
             self.check_single_name(&st)?;
+            if kind_of(&st) == Kind::Symlink {
+                self.no_project_dir(&dst)?;
+            }
             match sys::lstat_at(dst.parent.as_fd(), &dst.name) {
                 Ok(_) => return Err(fail(libc::EEXIST)),
                 Err(libc::ENOENT) => {}
@@ -497,8 +502,15 @@ impl Call<'_> {
                 Verdict::Refuse(r) => return Ok(self.refuse(&dst, r)),
                 Verdict::InstallGitConfig => return self.install_git_config(&src, &s, &dst),
             }
-            if kind_of(&s) == Kind::Dir {
+            // both sides of an exchange get a new name
+            if matches!(kind_of(&s), Kind::Dir | Kind::Symlink) {
                 self.no_project_dir(&dst)?;
+            }
+            let exchange = flags & libc::RENAME_EXCHANGE != 0;
+            if exchange && d.as_ref().is_some_and(|d| matches!(kind_of(d), Kind::Dir | Kind::Symlink)) {
+                self.no_project_dir(&src)?;
+            }
+            if kind_of(&s) == Kind::Dir {
                 self.journal(Entry::Moved(dst.path.clone()))?;
             }
             self.git_name_made(&dst)?;
