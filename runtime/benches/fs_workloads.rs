@@ -9,6 +9,9 @@
 //!   a2  tar xf TARBALL                         working directory on disk
 //!   b   git init, add -A, commit               on disk, pre-populated with the tree
 //!   c   python3 -m compileall -q .             on disk, pre-populated with the tree
+//!   d   git clone -q --no-hardlinks REPO clone  on tmpfs: a local repository of the tree
+//!   e   npm-style unpack into node_modules     on tmpfs: 400 packages of 12 files, each
+//!       unpacked from its own tarball into node_modules/<name> (as npm and pnpm do)
 //!
 //!   cargo bench -p srt-runtime --bench fs_workloads [-- --rounds N --files N --only a1,b --as-uid 65534]
 //!
@@ -26,7 +29,7 @@ use std::time::Instant;
 const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
 const GIT: &str = "git init -q && git add -A && git -c user.email=b@b -c user.name=b -c commit.gpgsign=false \
                    -c core.hooksPath=/dev/null commit -qm x";
-const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c] [--as-uid UID]";
+const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c,d,e] [--as-uid UID]";
 
 struct Opts {
     rounds: usize,
@@ -174,6 +177,40 @@ struct Workload {
     check: PathBuf,
 }
 
+/// Packages of an npm-style install under `dir`: `pkg-N.tgz` each holding `package/` with a
+/// `package.json` and 11 modules (2–8 KB). Returns the command that unpacks them all into
+/// `node_modules/pkg-N`, one `tar` per package, as npm's extraction does.
+fn npm_packages(dir: &Path) -> String {
+    let mut rng = Rng(0x6e706d);
+    std::fs::create_dir_all(dir).unwrap();
+    for n in 0..400 {
+        let src = dir.join(format!("src-{n}/package"));
+        std::fs::create_dir_all(src.join("lib")).unwrap();
+        std::fs::write(
+            src.join("package.json"),
+            format!("{{\"name\":\"pkg-{n}\",\"version\":\"1.0.{n}\",\"main\":\"lib/index.js\"}}\n"),
+        )
+        .unwrap();
+        for f in 0..11 {
+            let body: String =
+                (0..(2_000 + rng.next(6_000)) / 40).map(|i| format!("exports.f{i} = () => {i};\n")).collect();
+            std::fs::write(
+                src.join("lib").join(if f == 0 { "index.js".to_string() } else { format!("m{f}.js") }),
+                body,
+            )
+            .unwrap();
+        }
+        let tgz = dir.join(format!("pkg-{n}.tgz"));
+        let tar = Command::new("tar").arg("czf").arg(&tgz).arg("-C").arg(src.parent().unwrap()).arg("package").status();
+        assert!(tar.unwrap().success(), "tar czf failed");
+        std::fs::remove_dir_all(src.parent().unwrap()).unwrap();
+    }
+    format!(
+        "mkdir node_modules && for t in {}/pkg-*.tgz; do n=$(basename $t .tgz); mkdir node_modules/$n && tar xzf $t -C node_modules/$n --strip-components=1 || exit 1; done",
+        dir.display()
+    )
+}
+
 /// Nearest-rank percentile: the median of 7 is the 4th, its p90 the 7th.
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -219,7 +256,18 @@ fn main() {
     let tarball = scratch.join("tree.tar");
     let tar = Command::new("tar").arg("cf").arg(&tarball).arg("-C").arg(&tree).arg(".").status().unwrap();
     assert!(tar.success(), "tar cf failed");
-    std::fs::remove_dir_all(&tree).unwrap();
+    // d's source: the same tree as a local repository with one commit, readable by the
+    // workloads' uid
+    let repo = shm.join("repo");
+    std::fs::rename(&tree, &repo).unwrap();
+    if let Some((uid, gid)) = ids {
+        let chown = Command::new("chown").arg("-R").arg(format!("{uid}:{gid}")).arg(&repo).status().unwrap();
+        assert!(chown.success(), "chown -R failed");
+    }
+    runner.sh(&format!("cd {} && {GIT}", repo.display()), &runner.home);
+    // e's packages: one tarball each, as a registry serves them
+    let packages = scratch.join("packages");
+    let unpack = npm_packages(&packages);
 
     let python = runner.sh("python3 -c 'import sys; print(sys.executable)'", &runner.home);
 
@@ -251,6 +299,15 @@ fn main() {
         ("a2", "a2 tar disk", &disk, false, untar.clone(), last.clone()),
         ("b", "b git commit disk", &disk, true, GIT.to_string(), PathBuf::from(".git/index")),
         ("c", "c compileall disk", &disk, true, format!("{python} -m compileall -q ."), pycache),
+        (
+            "d",
+            "d git clone tmpfs",
+            &shm,
+            false,
+            format!("git clone -q --no-hardlinks {} clone", repo.display()),
+            PathBuf::from("clone").join(&last),
+        ),
+        ("e", "e npm unpack tmpfs", &shm, false, unpack, PathBuf::from("node_modules/pkg-399/package.json")),
     ];
     let workloads: Vec<Workload> = all
         .into_iter()
