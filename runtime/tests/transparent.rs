@@ -77,7 +77,8 @@ struct Out {
 }
 
 fn srt(f: &Fixture, mode: &str, who: Who, settings: &Path, script: &str, pre: impl FnOnce(&mut Command)) -> Out {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_srt"));
+    let mut c = if who == Who::Nobody { srt_tests::command_as(bin, 65534) } else { Command::new(bin) };
     c.current_dir(f.dir.join("w"))
         .env("HOME", f.dir.join("w"))
         .env("CA", &f.tls.ca)
@@ -91,9 +92,6 @@ fn srt(f: &Fixture, mode: &str, who: Who, settings: &Path, script: &str, pre: im
         .arg(settings)
         .args(["--resolve", "allowed.test:*:127.0.0.1", "--resolve", "evil.test:*:127.0.0.1", "-c", script])
         .stdin(Stdio::null());
-    if who == Who::Nobody {
-        c.uid(65534).gid(65534);
-    }
     pre(&mut c);
     let o = c.output().unwrap();
     Out {

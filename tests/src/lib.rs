@@ -62,6 +62,26 @@ pub fn executable_copy(src: &Path, tag: &str) -> PathBuf {
     dst
 }
 
+/// A command running `bin` as `uid` (its gid the same number), from a copy of `bin` that
+/// uid can reach, made once per binary: the build tree may sit in a private directory
+/// (`/root`, a `mktemp -d` clone), where another uid gets EACCES on the path itself.
+pub fn command_as(bin: &Path, uid: u32) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    static COPIES: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+    let mut copies = COPIES.lock().unwrap();
+    let copy = match copies.iter().find(|(b, _)| b == bin) {
+        Some((_, c)) => c.clone(),
+        None => {
+            let c = executable_copy(bin, "uid-bin");
+            copies.push((bin.to_path_buf(), c.clone()));
+            c
+        }
+    };
+    let mut c = std::process::Command::new(copy);
+    c.uid(uid).gid(uid);
+    c
+}
+
 /// A TLS origin for `names` answering `tls-origin-ok`, signed by a fresh CA whose
 /// certificate is written to `<dir>/ca.pem`.
 pub struct TlsOrigin {
