@@ -25,6 +25,7 @@ mod escape {
     mod review_git;
     mod review_home;
     mod review_lifecycle;
+    mod review_local;
     mod review_metadata;
     mod review_pids;
     mod review_rules;
