@@ -176,11 +176,13 @@ fn local_servers(w: &mut String, settings: &Settings, namespace: bool) {
         (false, false) => &[
             "  local servers: bind and listen go to the supervisor; binds to loopback or wildcard addresses",
             "  (127.0.0.0/8, 0.0.0.0, ::, ::1) are placed on an address of the run's own in 127.0.0.0/8 (new each",
-            "  run; dual-stack IPv6 sockets on its ::ffff: form, IPv6-only ones on ::1), other addresses refused,",
+            "  run; dual-stack IPv6 sockets on its ::ffff: form; IPv6-only ones made dual-stack on a second one,",
+            "  never on ::1, which host clients of localhost try first), other addresses refused,",
             "  listen() only on a socket placed so; SO_REUSEPORT refused",
-            "  loopback connects reach only listeners this run made; the host's and other runs' are refused",
-            "  LIMIT: local processes that dial the run's address (or ::1) on the port reach the command's",
-            "  servers, as they reach any local server; host clients of 127.0.0.1 and the network do not",
+            "  loopback connects reach only listeners this run made, after a handshake srt makes itself (no",
+            "  deferred TCP Fast Open connect); the host's and other runs' are refused",
+            "  LIMIT: local processes that dial the run's addresses on the port reach the command's servers,",
+            "  as they reach any local server; host clients of 127.0.0.1, ::1, localhost and the network do not",
         ],
         (false, true) => &[
             "  local servers (allowLocalBinding): bind and listen go to the supervisor, which binds where the",

@@ -7,8 +7,11 @@
 //! a host service on `127.0.0.1` (a host client would talk to it) nor be reached by host
 //! clients that meant a service of their own, its loopback and wildcard binds go to an
 //! address of the run's own in `127.0.0.0/8` (the whole block is local on Linux), and its
-//! loopback connects are mapped there. IPv6 has a single loopback address: only sockets
-//! the command made IPv6-only stay on `::1`, which the host shares.
+//! loopback connects are mapped there. IPv6 has a single loopback address, `::1`, which the
+//! host shares and which host clients of `localhost` try first: nothing of the command's
+//! goes there. Sockets it made IPv6-only are made dual-stack and placed on a second
+//! address of the run's own, so that a server with one IPv4 and one IPv6-only socket on
+//! the same port (nginx's `listen 80; listen [::]:80;`) still starts.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
@@ -34,6 +37,13 @@ impl Local {
     fn mapped(&self) -> Ipv6Addr {
         self.addr.to_ipv6_mapped()
     }
+
+    /// The run's second address, for the sockets the command made IPv6-only: `127.A.B.C`
+    /// with the last octet's lowest bit flipped within `1..=254`.
+    pub fn v6only_addr(&self) -> Ipv4Addr {
+        let [a, b, c, d] = self.addr.octets();
+        Ipv4Addr::new(a, b, c, if d % 2 == 1 { d + 1 } else { d - 1 })
+    }
 }
 
 /// An address as the kernel routes it: v4-mapped IPv6 addresses are the IPv4 address.
@@ -51,7 +61,8 @@ pub fn is_local(ip: IpAddr) -> bool {
 }
 
 /// Where a `bind()` to `asked` goes, or the errno it fails with. `v6only`: the socket's
-/// `IPV6_V6ONLY` (an IPv6-only socket cannot take an IPv4 address).
+/// `IPV6_V6ONLY` (an IPv6-only socket cannot take an IPv4 address). A v4-mapped target
+/// for an IPv6-only socket means: clear `IPV6_V6ONLY` first ([`clears_v6only`]).
 pub fn bind_target(l: &Local, asked: SocketAddr, v6only: bool) -> Result<SocketAddr, i32> {
     if l.as_asked {
         return Ok(asked);
@@ -64,12 +75,18 @@ pub fn bind_target(l: &Local, asked: SocketAddr, v6only: bool) -> Result<SocketA
             match (v6only, v4_asked) {
                 // the kernel refuses an IPv4 address on an IPv6-only socket itself
                 (true, true) => Err(libc::EINVAL),
-                (true, false) => Ok(SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::LOCALHOST, port, 0, 0))),
+                // never ::1, where host clients of `localhost` would reach it first
+                (true, false) => Ok(SocketAddr::V6(SocketAddrV6::new(l.v6only_addr().to_ipv6_mapped(), port, 0, 0))),
                 (false, _) => Ok(SocketAddr::V6(SocketAddrV6::new(l.mapped(), port, 0, 0))),
             }
         }
         _ => Err(libc::EACCES),
     }
+}
+
+/// Whether placing an IPv6-only socket at `target` needs its `IPV6_V6ONLY` cleared.
+pub fn clears_v6only(v6only: bool, target: SocketAddr) -> bool {
+    matches!(target, SocketAddr::V6(a) if v6only && a.ip().to_ipv4_mapped().is_some())
 }
 
 /// Whether a socket bound at `bound` may listen: only where [`bind_target`] puts sockets,
@@ -83,13 +100,14 @@ pub fn may_listen(l: &Local, bound: SocketAddr) -> bool {
     }
     match bound.ip() {
         IpAddr::V4(a) => a == l.addr,
-        IpAddr::V6(a) => a == l.mapped() || a == Ipv6Addr::LOCALHOST,
+        IpAddr::V6(a) => a == l.mapped() || a == l.v6only_addr().to_ipv6_mapped(),
     }
 }
 
 /// The listeners a connect to `dest` (a local address, see [`is_local`]) may reach, in
 /// the order tried: the run's own address on that port first (where the command's
-/// listeners are), then `dest` as the kernel would route it. Each must turn out to be a
+/// listeners are; for an IPv6 destination, where its IPv6-only ones are, then the other),
+/// then `dest` as the kernel would route it. Each must turn out to be a
 /// listener the command made before srt connects to it.
 pub fn candidates(l: &Local, dest: SocketAddr) -> Vec<SocketAddr> {
     let port = dest.port();
@@ -99,12 +117,15 @@ pub fn candidates(l: &Local, dest: SocketAddr) -> Vec<SocketAddr> {
         ip => ip,
     };
     let own = SocketAddr::new(IpAddr::V4(l.addr), port);
+    let mut out = match routed {
+        IpAddr::V6(_) => vec![SocketAddr::new(IpAddr::V4(l.v6only_addr()), port), own],
+        IpAddr::V4(_) => vec![own],
+    };
     let routed = SocketAddr::new(routed, port);
-    if routed == own {
-        vec![own]
-    } else {
-        vec![own, routed]
+    if !out.contains(&routed) {
+        out.push(routed);
     }
+    out
 }
 
 /// `target` as a socket of the given family connects to it: an IPv4 target becomes
@@ -134,6 +155,9 @@ mod tests {
             let o = l.addr.octets();
             assert_eq!(o[0], 127);
             assert!((1..=254).contains(&o[1]) && (1..=254).contains(&o[3]), "{}", l.addr);
+            let v = l.v6only_addr().octets();
+            assert_eq!(v[..3], o[..3]);
+            assert!((1..=254).contains(&v[3]) && v[3] != o[3], "{}", l.v6only_addr());
         }
     }
 
@@ -145,9 +169,12 @@ mod tests {
         for asked in ["[::]:0", "[::1]:0", "[::ffff:127.0.0.1]:0", "[::ffff:0.0.0.0]:0"] {
             assert_eq!(bind_target(&RUN, sa(asked), false), Ok(sa("[::ffff:127.9.8.7]:0")), "{asked}");
         }
-        // an IPv6-only socket can only be on IPv6's one loopback address
-        assert_eq!(bind_target(&RUN, sa("[::]:80"), true), Ok(sa("[::1]:80")));
-        assert_eq!(bind_target(&RUN, sa("[::1]:80"), true), Ok(sa("[::1]:80")));
+        // an IPv6-only socket goes to the run's second address, never to ::1 (the host's)
+        assert_eq!(bind_target(&RUN, sa("[::]:80"), true), Ok(sa("[::ffff:127.9.8.8]:80")));
+        assert_eq!(bind_target(&RUN, sa("[::1]:80"), true), Ok(sa("[::ffff:127.9.8.8]:80")));
+        assert!(clears_v6only(true, sa("[::ffff:127.9.8.8]:80")));
+        assert!(!clears_v6only(false, sa("[::ffff:127.9.8.7]:80")));
+        assert!(!clears_v6only(true, sa("[::1]:80")));
         assert_eq!(bind_target(&RUN, sa("[::ffff:127.0.0.1]:80"), true), Err(libc::EINVAL));
     }
 
@@ -166,8 +193,10 @@ mod tests {
     fn only_sockets_srt_placed_may_listen() {
         assert!(may_listen(&RUN, sa("127.9.8.7:8000")));
         assert!(may_listen(&RUN, sa("[::ffff:127.9.8.7]:8000")));
-        assert!(may_listen(&RUN, sa("[::1]:8000")));
-        for bound in ["127.9.8.7:0", "0.0.0.0:0", "0.0.0.0:8000", "127.0.0.1:8000", "[::]:8000", "10.0.0.1:80"] {
+        assert!(may_listen(&RUN, sa("[::ffff:127.9.8.8]:8000")));
+        for bound in
+            ["127.9.8.7:0", "0.0.0.0:0", "0.0.0.0:8000", "127.0.0.1:8000", "[::]:8000", "[::1]:8000", "10.0.0.1:80"]
+        {
             assert!(!may_listen(&RUN, sa(bound)), "{bound}");
         }
         let open = Local { as_asked: true, ..RUN };
@@ -179,7 +208,9 @@ mod tests {
     fn connects_try_the_runs_address_then_the_routed_one() {
         assert_eq!(candidates(&RUN, sa("127.0.0.1:80")), [sa("127.9.8.7:80"), sa("127.0.0.1:80")]);
         assert_eq!(candidates(&RUN, sa("0.0.0.0:80")), [sa("127.9.8.7:80"), sa("127.0.0.1:80")]);
-        assert_eq!(candidates(&RUN, sa("[::]:80")), [sa("127.9.8.7:80"), sa("[::1]:80")]);
+        assert_eq!(candidates(&RUN, sa("[::]:80")), [sa("127.9.8.8:80"), sa("127.9.8.7:80"), sa("[::1]:80")]);
+        assert_eq!(candidates(&RUN, sa("[::1]:80")), [sa("127.9.8.8:80"), sa("127.9.8.7:80"), sa("[::1]:80")]);
+        assert_eq!(candidates(&RUN, sa("127.9.8.8:80")), [sa("127.9.8.7:80"), sa("127.9.8.8:80")]);
         assert_eq!(candidates(&RUN, sa("[::ffff:127.0.0.2]:80")), [sa("127.9.8.7:80"), sa("127.0.0.2:80")]);
         assert_eq!(candidates(&RUN, sa("127.9.8.7:80")), [sa("127.9.8.7:80")]);
         assert!(is_local("::ffff:0.0.0.0".parse().unwrap()) && !is_local("10.0.0.1".parse().unwrap()));

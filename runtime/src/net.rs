@@ -93,7 +93,7 @@ impl Net {
         if !self.namespaced {
             // where landlock mode puts the command's own servers: clients that build URLs
             // from a listener's address must not send those to the proxy
-            no_proxy.push_str(&format!(",{}", self.local.addr));
+            no_proxy.push_str(&format!(",{},{}", self.local.addr, self.local.v6only_addr()));
         }
         let mut v: Vec<(String, String)> = [
             "HTTP_PROXY",

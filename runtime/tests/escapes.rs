@@ -26,6 +26,7 @@ mod escape {
     mod review_home;
     mod review_journal;
     mod review_lifecycle;
+    mod review_local;
     mod review_metadata;
     mod review_pids;
     mod review_rules;

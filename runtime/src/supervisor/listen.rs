@@ -76,6 +76,12 @@ impl Call<'_> {
                 && sockets::int_option(sock.as_fd(), libc::IPPROTO_IPV6, libc::IPV6_V6ONLY).unwrap_or(0) != 0;
             match local_addr::bind_target(&route.local, asked, v6only) {
                 Ok(target) => {
+                    if local_addr::clears_v6only(v6only, target) {
+                        match sockets::set_int_option(sock.as_fd(), libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0) {
+                            0 => {}
+                            e => return e,
+                        }
+                    }
                     self.release_pending_port(target.port());
                     sockets::bind_to(sock.as_fd(), &target)
                 }
@@ -115,10 +121,16 @@ impl Call<'_> {
                 match sockets::int_option(sock.as_fd(), libc::SOL_SOCKET, libc::SO_DOMAIN) {
                     // an unbound Unix socket cannot listen; a bound one got its name from
                     // the kernel under Landlock (allowAllUnixSockets) or from outside
-                    Some(libc::AF_UNIX) => match sockets::listen_on(sock.as_fd(), backlog) {
-                        0 => Outcome::Value(0),
-                        e => Outcome::Fail(e),
-                    },
+                    Some(libc::AF_UNIX) if route.unix == UnixRule::All => {
+                        match sockets::listen_on(sock.as_fd(), backlog) {
+                            0 => Outcome::Value(0),
+                            e => Outcome::Fail(e),
+                        }
+                    }
+                    // with only listed sockets, the command serves on none: a client socket
+                    // with SO_PASSCRED is bound to an abstract name of the host's by any
+                    // connect, also one that fails, and could listen there
+                    Some(libc::AF_UNIX) => Outcome::Fail(libc::EACCES),
                     Some(libc::AF_INET | libc::AF_INET6) => self.listen_placed(&route, &sock, backlog),
                     _ => Outcome::Fail(libc::EACCES),
                 }

@@ -5,7 +5,10 @@
 //! once the handshake is done: if the port changed hands in between (the command closed
 //! its listener and a host process took the port), the connection is undone and refused
 //! before the command can send a byte on it. The socket connected is always one of srt's
-//! own, installed at the command's descriptor number only once checked.
+//! own, installed at the command's descriptor number only once checked, and only once the
+//! kernel says its handshake is done: a connect that returned early (TCP Fast Open's
+//! deferred connect, carried over from the command's options) would send its SYN at the
+//! command's first write, to whoever has the port by then.
 
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
@@ -30,12 +33,17 @@ impl Call<'_> {
         // command's own socket connected, another of its threads could already write on it.
         let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
         self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| {
+            // TCP Fast Open's deferred connect (carried over from the command's socket)
+            // would send the SYN at the command's first write, to whoever has the port then
+            sockets::no_deferred_connect(sock.as_fd());
             // bounded: a listener whose backlog is full drops SYNs for as long as it likes
             super::sys::set_nonblocking(sock.as_fd(), true);
             let r = sockets::connect_settled(sock.as_fd(), &to, CONNECT_LIMIT_MS);
             super::sys::set_nonblocking(sock.as_fd(), false);
             match r {
-                0 if still_listening(target, listener) => 0,
+                // only a handshake done with the listener checked before and after counts:
+                // whatever else let connect() return (a deferred SYN) is refused
+                0 if sockets::handshake_done(sock.as_fd()) && still_listening(target, listener) => 0,
                 0 => {
                     // dropping our socket would do too; say so to the listener at once
                     sockets::disconnect(sock.as_fd());

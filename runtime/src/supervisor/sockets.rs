@@ -61,6 +61,20 @@ pub fn int_option(sock: BorrowedFd<'_>, level: i32, name: i32) -> Option<i32> {
     (r == 0).then_some(v)
 }
 
+/// Sets an integer socket option; 0 or the errno.
+pub fn set_int_option(sock: BorrowedFd<'_>, level: i32, name: i32, value: i32) -> i32 {
+    // SAFETY: setsockopt with a local int of the size given.
+    rc(unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+}
+
 /// `SO_COOKIE`: the socket's identity for the boot (never reused), as `sock_diag` names it.
 pub fn cookie(sock: BorrowedFd<'_>) -> Option<u64> {
     let mut v = 0u64;
@@ -87,6 +101,29 @@ pub fn connect_settled(sock: BorrowedFd<'_>, addr: &SocketAddr, limit_ms: i32) -
         }
         r => r,
     }
+}
+
+/// Turns off TCP Fast Open's deferred connect (`TCP_FASTOPEN_CONNECT`), so that
+/// `connect()` makes the handshake itself. Failing is harmless: [`handshake_done`] decides.
+pub fn no_deferred_connect(sock: BorrowedFd<'_>) {
+    set_int_option(sock, libc::IPPROTO_TCP, libc::TCP_FASTOPEN_CONNECT, 0);
+}
+
+/// Whether the kernel says the TCP handshake is done (`TCP_INFO`'s state is `ESTABLISHED`,
+/// or `CLOSE_WAIT` when the server has already closed its end); `false` when it cannot be
+/// asked.
+pub fn handshake_done(sock: BorrowedFd<'_>) -> bool {
+    /// include/net/tcp_states.h; `struct tcp_info` opens with the state byte.
+    const TCP_ESTABLISHED: u8 = 1;
+    const TCP_CLOSE_WAIT: u8 = 8;
+    let mut info = [0u8; 8];
+    let mut len = info.len() as libc::socklen_t;
+    // SAFETY: getsockopt into a local buffer of the given length (the kernel copies at
+    // most that much of its tcp_info).
+    let r = unsafe {
+        libc::getsockopt(sock.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len)
+    };
+    r == 0 && len >= 1 && matches!(info[0], TCP_ESTABLISHED | TCP_CLOSE_WAIT)
 }
 
 /// Undoes a connection (or an attempt still under way): `connect(AF_UNSPEC)`.
