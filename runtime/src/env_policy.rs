@@ -132,7 +132,10 @@ pub fn explain(w: &mut String, policy: &Environment) {
         w,
         "  PASS, PAT, JWT, CREDS, ...) or stem (SECRET, PASSWORD, CREDENTIAL, APIKEY, ...), and values holding a password,"
     );
-    let _ = writeln!(w, "  a credential field (Authorization=, password =, \"api_key\":) or a known token (sk-ant-, ghp_, AKIA, a JWT)");
+    let _ = writeln!(
+        w,
+        "  a credential field (Authorization=, password =, \"api_key\":) or a known token (sk-ant-, ghp_, AKIA, a JWT)"
+    );
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
     let _ = writeln!(w, "  dropped here as credentials: {}", list(&credential_names(r)));
     if !policy.exclude.is_empty() {
