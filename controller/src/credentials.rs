@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Container, Volume};
 
+use settings_schema::credential::{credential, credential_name};
+
 use crate::accept::{Rejection, REASON_INVALID_SPEC};
 
 /// Annotation on a SandboxAgent: variables (exact names, comma-separated) that the agent's
@@ -59,18 +61,49 @@ pub fn protection(
     }
     let mut p = Protection::default();
     let env = container.env.as_deref().unwrap_or_default();
-    let secret_env: BTreeSet<&str> = env
+    let secret_prefixes: Vec<&str> = container
+        .env_from
         .iter()
-        .filter(|e| e.value_from.as_ref().is_some_and(|v| v.secret_key_ref.is_some()))
-        .map(|e| e.name.as_str())
+        .flatten()
+        .filter(|f| f.secret_ref.is_some())
+        .filter_map(|f| f.prefix.as_deref().filter(|x| !x.is_empty()))
         .collect();
-    p.exclude = secret_env.iter().filter(|n| !passed.iter().any(|a| a == *n)).map(|n| n.to_string()).collect();
-    for from in container.env_from.iter().flatten().filter(|f| f.secret_ref.is_some()) {
-        match from.prefix.as_deref().filter(|x| !x.is_empty()) {
-            Some(prefix) => p.exclude.push(format!("{prefix}*")),
-            None => p.core_only = true,
+    let unprefixed_secret = container
+        .env_from
+        .iter()
+        .flatten()
+        .any(|f| f.secret_ref.is_some() && f.prefix.as_deref().is_none_or(str::is_empty));
+    // Secret-sourced, in the pod's order: a `secretKeyRef`, a plain value that copies one
+    // through Kubernetes' `$(NAME)` expansion (`Bearer $(API_KEY)`), or one whose name or
+    // value the credential rule catches (kagent's `AZURE_AD_TOKEN`, the OTLP headers the
+    // controller passes through): excluded by name, whatever srt's default
+    let mut secret_env: BTreeSet<&str> = BTreeSet::new();
+    let mut defined: BTreeSet<&str> = BTreeSet::new();
+    for e in env {
+        let from_secret = match (&e.value, &e.value_from) {
+            (_, Some(v)) => v.secret_key_ref.is_some() || credential_name(e.name.as_bytes()),
+            (Some(v), None) => {
+                credential(e.name.as_bytes(), v.as_bytes()).is_some()
+                    || references(v).iter().any(|r| {
+                        secret_env.contains(r)
+                            || secret_prefixes.iter().any(|x| r.starts_with(x))
+                            || (unprefixed_secret && !defined.contains(r))
+                    })
+            }
+            (None, None) => credential_name(e.name.as_bytes()),
+        };
+        if from_secret {
+            // once from a Secret, always excluded (a later plain entry of the name is
+            // replaced by the controller; if one were not, excluding it costs nothing)
+            secret_env.insert(e.name.as_str());
         }
+        defined.insert(e.name.as_str());
     }
+    p.exclude = secret_env.iter().filter(|n| !passed.iter().any(|a| a == *n)).map(|n| n.to_string()).collect();
+    for prefix in &secret_prefixes {
+        p.exclude.push(format!("{prefix}*"));
+    }
+    p.core_only = unprefixed_secret;
     p.include = passed.clone();
     if p.core_only {
         // the container's own variables that are not secrets still reach commands
@@ -94,6 +127,10 @@ pub fn protection(
         }
     }
     p.deny_read.push(SECRETS_DIR.to_string());
+    // the agent's own configuration: config.json (tool and model headers), agent-spec.json
+    // (the spec's plain variables, credential-looking ones included) are the agent's, not
+    // its commands'; srt reads its settings there before the command starts
+    p.deny_read.push(crate::pod::SETTINGS_DIR.to_string());
     let mounts = container.volume_mounts.as_deref().unwrap_or_default();
     for m in mounts {
         let path = m.mount_path.trim_end_matches('/').to_string();
@@ -128,6 +165,28 @@ pub fn holds_credentials(v: &Volume) -> bool {
             p.sources.iter().flatten().any(|s| s.secret.is_some() || s.service_account_token.is_some())
         })
         || v.csi.as_ref().is_some_and(|c| c.driver == SECRETS_STORE_DRIVER)
+}
+
+/// The variables a value names for Kubernetes' expansion: `$(NAME)`, not the escaped `$$(NAME)`.
+fn references(value: &str) -> Vec<&str> {
+    let b = value.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'$' && b[i + 1] == b'$' {
+            i += 2;
+            continue;
+        }
+        if b[i] == b'$' && b[i + 1] == b'(' {
+            if let Some(end) = value[i + 2..].find(')') {
+                out.push(&value[i + 2..i + 2 + end]);
+                i += 3 + end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 fn under(path: &str, dir: &str) -> bool {
@@ -199,7 +258,7 @@ mod tests {
         assert_eq!(p.exclude, ["MODEL_ENDPOINT", "OPENAI_API_KEY"]);
         assert!(p.include.is_empty() && !p.core_only);
         assert_eq!(p.allow_read, ["/var/run/secrets/ca"], "not a credential: readable below the denied directory");
-        assert_eq!(p.deny_read, ["/etc/git-creds", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(p.deny_read, ["/config", "/etc/git-creds", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
     }
 
     #[test]
@@ -212,7 +271,7 @@ mod tests {
         let p = protection(&c, &v, &a).unwrap();
         assert_eq!(p.exclude, ["MODEL_ENDPOINT"]);
         assert_eq!(p.include, ["GITHUB_TOKEN", "OPENAI_API_KEY"]);
-        assert_eq!(p.deny_read, ["/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(p.deny_read, ["/config", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
         assert_eq!(
             p.allow_read,
             ["/var/run/secrets/ca", "/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/tokens"]
@@ -224,6 +283,49 @@ mod tests {
         assert!(bad.message.contains("git-creds"), "{}", bad.message);
         let bad = protection(&c, &v, &annotations(&[(ANNOTATION_COMMAND_ENV, "OPENAI_*")])).unwrap_err();
         assert!(bad.message.contains("list exact names"), "{}", bad.message);
+    }
+
+    #[test]
+    fn copies_of_secrets_and_credential_looking_plain_values_are_excluded_too() {
+        let c = container(json!({"name": "kagent", "env": [
+            {"name": "KAGENT_URL", "value": "http://kagent"},
+            {"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "m", "key": "k"}}},
+            // Kubernetes expands $(NAME) from earlier entries: the Secret's value, renamed
+            {"name": "AUTH_HEADER", "value": "Bearer $(OPENAI_API_KEY)"},
+            {"name": "AGAIN", "value": "x-$(AUTH_HEADER)"},
+            {"name": "LITERAL", "value": "$$(OPENAI_API_KEY) is not expanded"},
+            {"name": "UNKNOWN", "value": "$(NOT_DEFINED)"},
+            {"name": "FROM_PREFIX", "value": "$(MODEL_KEY)"},
+            // plain values the credential rule catches: kagent's AzureOpenAI token, the
+            // controller's OTLP headers, a URL with a password
+            {"name": "AZURE_AD_TOKEN", "value": "t"},
+            {"name": "OTEL_EXPORTER_OTLP_HEADERS", "value": "x-honeycomb-team=abc"},
+            {"name": "DB", "value": "postgres://a:b@db/x"},
+            {"name": "CONF", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}],
+            "envFrom": [{"secretRef": {"name": "s"}, "prefix": "MODEL_"}]}));
+        let p = protection(&c, &[], &BTreeMap::new()).unwrap();
+        assert_eq!(
+            p.exclude,
+            [
+                "AGAIN",
+                "AUTH_HEADER",
+                "AZURE_AD_TOKEN",
+                "DB",
+                "FROM_PREFIX",
+                "OPENAI_API_KEY",
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "MODEL_*"
+            ]
+        );
+        assert!(p.deny_read.contains(&"/config".to_string()), "{:?}", p.deny_read);
+
+        // an envFrom Secret without a prefix: any name not defined before may be its
+        let mut c = c;
+        c.env_from = Some(serde_json::from_value(json!([{"secretRef": {"name": "b"}}])).unwrap());
+        let p = protection(&c, &[], &BTreeMap::new()).unwrap();
+        assert!(p.core_only);
+        assert!(p.exclude.contains(&"UNKNOWN".to_string()), "{:?}", p.exclude);
+        assert_eq!(p.include, ["CONF", "KAGENT_URL", "LITERAL"], "exact includes never name a credential");
     }
 
     #[test]

@@ -26,14 +26,7 @@ pub struct Report {
     pub not_inherited: Vec<String>,
 }
 
-/// Why a variable counts as a credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
-    /// Its name (see [`credential_name`]).
-    Name,
-    /// Its value: a URL or connection string carrying a password.
-    Value,
-}
+pub use settings_schema::credential::{credential, credential_name, Why};
 
 impl Report {
     pub fn is_empty(&self) -> bool {
@@ -94,7 +87,7 @@ fn credential_names(r: &Report) -> Vec<String> {
         .iter()
         .map(|(n, why)| match why {
             Why::Name => n.clone(),
-            Why::Value => format!("{n} (its value holds a password)"),
+            Why::Value => format!("{n} (its value holds a credential)"),
         })
         .collect()
 }
@@ -137,7 +130,11 @@ pub fn explain(w: &mut String, policy: &Environment) {
     );
     let _ = writeln!(
         w,
-        "  PASS, PAT, JWT, ...) or stem (SECRET, PASSWORD, CREDENTIAL, APIKEY, ...), and values holding a password"
+        "  PASS, PAT, JWT, CREDS, ...) or stem (SECRET, PASSWORD, CREDENTIAL, APIKEY, ...), and values holding a password,"
+    );
+    let _ = writeln!(
+        w,
+        "  a credential field (Authorization=, password =, \"api_key\":) or a known token (sk-ant-, ghp_, AKIA, a JWT)"
     );
     let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
     let _ = writeln!(w, "  dropped here as credentials: {}", list(&credential_names(r)));
@@ -159,113 +156,6 @@ pub fn explain(w: &mut String, policy: &Environment) {
         "  srt's own, replacing inherited ones: SANDBOX_RUNTIME, TMPDIR (private), the proxy variables, RES_OPTIONS"
     );
     let _ = writeln!(w, "  (landlock mode); a dropped variable the command reads is simply unset");
-}
-
-/// Why `name=value` looks like a credential, if it does.
-pub fn credential(name: &[u8], value: &[u8]) -> Option<Why> {
-    if credential_name(name) {
-        Some(Why::Name)
-    } else if value_holds_password(value) {
-        Some(Why::Value)
-    } else {
-        None
-    }
-}
-
-/// Stems that mean a secret wherever they appear in a name (`PGPASSWORD`,
-/// `AZURE_CLIENT_SECRET`, `GOOGLE_APPLICATION_CREDENTIALS`, `NGROK_AUTHTOKEN`,
-/// `AZURE_STORAGE_CONNECTION_STRING`). Matched case-insensitively.
-const STEMS: &[&str] = &[
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "CREDENTIAL",
-    "APIKEY",
-    "ACCESSKEY",
-    "AUTHTOKEN",
-    "ACCESSTOKEN",
-    "PRIVATEKEY",
-    "CONNECTIONSTRING",
-    "CONNECTION_STRING",
-];
-
-/// Short words that mean a secret only as a whole `_`-separated word: `OPENAI_API_KEY`,
-/// `GITHUB_TOKEN`, `SMTP_PASS`, `AZURE_DEVOPS_EXT_PAT`, `CI_JOB_JWT`, but not
-/// `KEYTIMEOUT`, `TOKENIZERS_PARALLELISM`, `TIKTOKEN_CACHE_DIR`, `GIT_ASKPASS` or `PATH`.
-const WORDS: &[&str] = &["KEY", "KEYS", "TOKEN", "PASS", "PAT", "JWT"];
-
-/// Credential names no rule above catches, from the tools' own documentation
-/// (`OP_SESSION_*`: 1Password CLI sessions).
-const NAMES: &[&str] = &[
-    "KUBECONFIG",
-    "DOCKER_AUTH_CONFIG",
-    "REDISCLI_AUTH",
-    "SSHPASS",
-    "NPM_CONFIG__AUTH",
-    "BW_SESSION",
-    "OP_SESSION_*",
-    "KRB5CCNAME",
-    "AZURE_CLIENT_CERTIFICATE_PATH",
-];
-
-/// The name looks like a credential's: a [`STEMS`] stem anywhere, a [`WORDS`] word, `PWD` as
-/// a word of a longer name (`MYSQL_PWD`; `PWD` alone is the working directory), or one of
-/// [`NAMES`]; all case-insensitive (`npm_config__auth`, `TF_TOKEN_app_terraform_io`).
-pub fn credential_name(name: &[u8]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    if STEMS.iter().any(|s| contains(&upper, s.as_bytes())) {
-        return true;
-    }
-    let words: Vec<&[u8]> = upper.split(|&c| c == b'_').filter(|w| !w.is_empty()).collect();
-    if words.iter().any(|w| WORDS.iter().any(|c| c.as_bytes() == *w)) {
-        return true;
-    }
-    if words.len() > 1 && words.contains(&&b"PWD"[..]) {
-        return true;
-    }
-    NAMES.iter().any(|n| environment::matches(n.as_bytes(), &upper))
-}
-
-/// A URL with a password in its user info (`postgres://app:pw@db/x`, `redis://:pw@cache`,
-/// `https://oauth2:glpat-...@gitlab.com/...`), or a `password=`/`pwd=`/`passwd=` field of a
-/// connection string or query (`Server=db;User Id=a;Password=...`, `jdbc:...?password=...`).
-fn value_holds_password(v: &[u8]) -> bool {
-    let mut i = 0;
-    while let Some(at) = find(&v[i..], b"://") {
-        let rest = &v[i + at + 3..];
-        let end = rest.iter().position(|c| b"/?#".contains(c) || c.is_ascii_whitespace()).unwrap_or(rest.len());
-        let authority = &rest[..end];
-        if let Some(userinfo_end) = authority.iter().rposition(|&c| c == b'@') {
-            if authority[..userinfo_end].contains(&b':') {
-                return true;
-            }
-        }
-        i += at + 3;
-    }
-    for field in [&b"PASSWORD="[..], b"PASSWD=", b"PWD="] {
-        let mut from = 0;
-        while let Some(at) = find_ignore_case(&v[from..], field) {
-            let pos = from + at;
-            if pos == 0 || b"?&; \t\n".contains(&v[pos - 1]) {
-                return true;
-            }
-            from = pos + 1;
-        }
-    }
-    false
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    find(hay, needle).is_some()
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn find_ignore_case(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use settings_schema::credential::{value_holds_credential, value_holds_password};
 
 /// Real names from the providers' and tools' documentation.
 const CREDENTIALS: &[&str] = &[
@@ -58,6 +59,19 @@ const CREDENTIALS: &[&str] = &[
     "SSHPASS",
     "BW_SESSION",
     "OP_SESSION_my",
+    // spellings that split words other than at `_`: digits, camelCase, `-` and `.`
+    "GH_TOKEN2",
+    "API_KEY2",
+    "githubToken",
+    "github-token",
+    "app.api-key",
+    "slackBotToken",
+    "DB_CREDS",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "PGPASSFILE",
+    "NETRC",
+    "HTTP_AUTHORIZATION",
 ];
 
 /// Names tools need that the patterns must leave alone.
@@ -92,6 +106,14 @@ const HARMLESS: &[&str] = &[
     "AUTHENTICATION_LDAP_CLIENT_LOG",
     "KAGENT_URL",
     "SRT_SETTINGS_PATH",
+    "PKG_CONFIG_PATH",
+    "LS_COLORS",
+    "HOSTNAME",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "MAKEFLAGS",
+    "PS1",
+    "tiktokenCacheDir",
 ];
 
 #[test]
@@ -101,6 +123,51 @@ fn credential_names_from_the_docs_are_caught_and_tool_names_are_not() {
     }
     for n in HARMLESS {
         assert!(!credential_name(n.as_bytes()), "{n} should not look like a credential");
+    }
+}
+
+#[test]
+fn values_with_credentials_under_innocent_names_are_caught() {
+    for v in [
+        // fields: libpq's spaces, JSON, OpenTelemetry header lists, query keys
+        "host=db password = s3cret",
+        r#"{"user":"a","password":"s3cret"}"#,
+        "Authorization=Bearer abc",
+        "X-Trace: 1\nAuthorization: Bearer abc",
+        "x-honeycomb-team=abc,api-key=def",
+        "https://maps.example/api?key=abc",
+        // tokens in their issuers' formats, whatever the variable is called
+        "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123",
+        "sk-0123456789abcdef0123456789abcdef",
+        "https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r.git",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "glpat-abcdefghij0123456789",
+        "xoxb-1234567890-abcdef",
+        "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        "AKIAIOSFODNN7EXAMPLE",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
+        "AIzaSyA-abcdefghijklmnopqrstuvwxyz012345",
+    ] {
+        assert!(value_holds_credential(v.as_bytes()), "{v}");
+    }
+    for v in [
+        "/usr/local/bin:/opt/keys:/bin",
+        "rs=0:di=01;34:*.key=01;31:*.pem=01;31",
+        "sk-agent-7d9f8b6c5-x2k4p",
+        "sk-SK",
+        "-j4 --jobserver-auth=3,4",
+        "service.name=agent,deployment.environment=prod",
+        "unix:path=/run/user/0/bus,guid=0123",
+        "https://api.openai.com/v1",
+        "desk-0123456789abcdef0123456789abcdef",
+        "AKIAIOSFODNN7EXAMPLEXX",
+        "C.UTF-8",
+        "git@github.com:org/repo.git",
+        "Content-Type: text/plain",
+    ] {
+        assert!(!value_holds_credential(v.as_bytes()), "{v}");
     }
 }
 

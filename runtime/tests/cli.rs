@@ -270,7 +270,7 @@ fn explain_and_debug_name_dropped_variables_but_never_their_values() {
     assert!(!text.contains("CANARY") && !text.contains("VALUE-OF-FIXED"), "explain shows a value:\n{text}");
     let line = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
     let dropped = line("dropped here as credentials:");
-    for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL (its value holds a password)"] {
+    for name in ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "DATABASE_URL (its value holds a credential)"] {
         assert!(dropped.contains(name), "{name} not listed as dropped:\n{text}");
     }
     assert!(!dropped.contains("GITHUB_TOKEN"), "an included credential is not dropped:\n{text}");

@@ -2,6 +2,7 @@
 //! model, its strict validation, the domain-pattern grammar and path entries.
 
 pub mod cidr;
+pub mod credential;
 pub mod domain;
 pub mod environment;
 pub mod load;

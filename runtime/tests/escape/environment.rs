@@ -99,6 +99,25 @@ fn lacks(unwanted: &'static [&'static str]) -> impl Fn(&super::harness::Env, &Ou
     }
 }
 
+/// Credentials under names and spellings the word rule once missed (digits, camelCase, `-`),
+/// and under innocent names, recognisable only by their value: a header list, a libpq
+/// connection string, JSON, a token in its issuer's format, a token as a URL's user.
+fn with_disguised_credentials(s: Scenario) -> Scenario {
+    s.env("GH_TOKEN2", "CANARY-GH_TOKEN2")
+        .env("githubToken", "CANARY-githubToken")
+        .env("github-token", "CANARY-github-token")
+        .env("DB_CREDS", "CANARY-DB_CREDS")
+        .env("PGPASSFILE", "/CANARY-PGPASSFILE")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-honeycomb-team=CANARY-otel")
+        .env("ANTHROPIC_CUSTOM_HEADERS", "Authorization: Bearer CANARY-headers")
+        .env("PGCONN", "host=db password = CANARY-libpq")
+        .env("APP_CONFIG", r#"{"user":"app","password":"CANARY-json"}"#)
+        .env("MY_LLM", "sk-ant-api03-CANARY0000000000000000000000")
+        .env("GIT_REMOTE", "https://ghp_CANARY00000000000000000000000000000@github.com/o/r.git")
+        .env("LANG", "C.UTF-8")
+        .env("MYAPP_MODE", "fast")
+}
+
 const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY"];
 
 escapes! {
@@ -165,6 +184,9 @@ escapes! {
                 Err(format!("srt's own variables missing: {}", o.text))
             }
         });
+    disguised_credentials_stay_out_of_env => with_disguised_credentials(Scenario::new("/usr/bin/env"))
+        .check(no_canary_but(&[]))
+        .check(has(&["PATH", "HOME", "LANG", "MYAPP_MODE", "SANDBOX_RUNTIME"]));
     a_dropped_variable_reads_as_unset => with_credentials(Scenario::new(
         r#"echo "key=${OPENAI_API_KEY-unset}"; printenv OPENAI_API_KEY; echo "printenv=$?""#,
     ))
