@@ -587,11 +587,21 @@ impl Auditor {
         r
     }
 
-    /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken).
+    /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken, then a
+    /// random suffix: the command may have taken every numbered name first).
     pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
         let from = cname(name);
-        for i in 0..100 {
-            let to = if i == 0 { format!("{name}.srt-quarantined") } else { format!("{name}.srt-quarantined.{i}") };
+        for i in 0..102 {
+            let to = match i {
+                0 => format!("{name}.srt-quarantined"),
+                1..=99 => format!("{name}.srt-quarantined.{i}"),
+                _ => {
+                    let mut r = [0u8; 8];
+                    // SAFETY: getrandom writes at most the buffer's length into it.
+                    unsafe { libc::getrandom(r.as_mut_ptr().cast(), r.len(), 0) };
+                    format!("{name}.srt-quarantined.{:016x}", u64::from_ne_bytes(r))
+                }
+            };
             let cto = cname(&to);
             // SAFETY: live descriptor, NUL-terminated names.
             let r = unsafe {

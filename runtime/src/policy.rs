@@ -56,20 +56,8 @@ impl HomePolicy {
     /// Whether the home rules protect `p` (below `$HOME`).
     pub fn protects(&self, p: &Path) -> bool {
         use crate::protected_names::{home_rule, HomeRule, HomeSettings};
-        // an XDG base first (it may lie inside the home, or inside another base: the
-        // deepest holding `p` decides)
-        let moved;
-        let base = self.xdg.iter().filter(|(b, _)| under(p, b)).max_by_key(|(b, _)| b.as_os_str().len());
-        let rel = match base {
-            Some((base, stands_for)) => {
-                moved = Path::new(stands_for).join(p.strip_prefix(base).unwrap_or(Path::new("")));
-                &moved
-            }
-            None => match p.strip_prefix(&self.home) {
-                Ok(rel) => rel,
-                Err(_) => return false,
-            },
-        };
+        let Some(rel) = self.relative(p) else { return false };
+        let rel = rel.as_path();
         if rel.as_os_str().is_empty() || rel.starts_with(".git") {
             return false; // git's rules decide in a home that is a repository
         }
@@ -79,6 +67,26 @@ impl HomePolicy {
             home_rule(rel, HomeSettings { allow: &allow, deny: &deny }),
             HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry
         )
+    }
+}
+
+impl HomePolicy {
+    /// `p` relative to the home, or to the place an XDG base holding it stands for (the
+    /// deepest base holding `p` decides: one may lie inside the home, or inside another).
+    fn relative(&self, p: &Path) -> Option<PathBuf> {
+        let base = self.xdg.iter().filter(|(b, _)| under(p, b)).max_by_key(|(b, _)| b.as_os_str().len());
+        match base {
+            Some((base, stands_for)) => Some(Path::new(stands_for).join(p.strip_prefix(base).ok()?)),
+            None => p.strip_prefix(&self.home).ok().map(Path::to_path_buf),
+        }
+    }
+
+    /// A researched home entry lies strictly below `p` (`~/.local/state/nvim/trust` below
+    /// an allowed `~/.local/state/nvim`): a directory made at `p` must not be one whose
+    /// rules grant writing everything below it.
+    pub fn protects_below(&self, p: &Path) -> bool {
+        let Some(rel) = self.relative(p) else { return false };
+        crate::protected_names::HOME.iter().any(|e| crate::protected_names::lies_below(e.path, &rel))
     }
 }
 
@@ -193,6 +201,7 @@ impl FsPolicy {
             })
         };
         self.deny_write.iter().any(|d| d != p && under(d, p))
+            || self.home.as_ref().is_some_and(|h| h.protects_below(p))
             || self.tops.iter().any(project_below)
             || self
                 .git_dirs

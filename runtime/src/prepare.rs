@@ -188,10 +188,24 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
         let Some(v) = std::env::var_os(name) else { continue };
         let list = ENV_LISTS.iter().any(|(n, _)| n == name);
         for p in env_entries(name, &v).into_iter().filter(|p| p.is_absolute()).map(|p| canonical(&p)) {
-            let project_own = list && crate::policy::under(&p, &cwd);
-            let root = policy.write.iter().any(|w| crate::policy::under(w, &p));
-            if policy.in_write_tree(&p) && !project_own && !root {
-                policy.deny_write.push(p);
+            // a PATH directory `<prefix>/bin` runs code from its installation prefix too
+            // (conda's python loads `lib/`, gcloud's rc lines source the prefix's files):
+            // the prefix is protected whole, but for a home, a writable tree's top, a
+            // directory holding the project, and a home's dot-entries (`~/.local`: the home
+            // rules and their allow-list decide there)
+            let dot_in_home =
+                |pre: &Path| pre.strip_prefix(home).is_ok_and(|rel| crate::protected_names::is_dot_entry(rel));
+            let prefix = p
+                .parent()
+                .filter(|_| *name == "PATH" && p.file_name().is_some_and(|n| n == "bin" || n == "sbin"))
+                .filter(|pre| *pre != home && !crate::policy::under(&cwd, pre) && !dot_in_home(pre))
+                .map(Path::to_path_buf);
+            for p in std::iter::once(p).chain(prefix) {
+                let project_own = list && crate::policy::under(&p, &cwd);
+                let root = policy.write.iter().any(|w| crate::policy::under(w, &p));
+                if policy.in_write_tree(&p) && !project_own && !root {
+                    policy.deny_write.push(p);
+                }
             }
         }
     }

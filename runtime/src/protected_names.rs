@@ -15,7 +15,7 @@ mod project;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW};
+pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW, PROTECTED_IN_ALLOWED};
 pub use home::{env_entries, ENV_LISTS, ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
 pub use project::{INSTRUCTION_FILES, PROJECT, PROJECT_NOT_PROTECTED, SRT_0_0_83};
 

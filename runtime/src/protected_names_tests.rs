@@ -77,7 +77,8 @@ fn every_entry_says_why_and_where_that_is_documented() {
 
 #[test]
 fn allow_list_and_protected_list_overlap_only_where_documented() {
-    let documented: HashSet<(&str, &str)> = ALLOW_OVERLAPS.iter().map(|(a, p, _)| (*a, *p)).collect();
+    let documented: HashSet<(&str, &str)> =
+        ALLOW_OVERLAPS.iter().chain(PROTECTED_IN_ALLOWED).map(|(a, p, _)| (*a, *p)).collect();
     let mut found = HashSet::new();
     for a in HOME_ALLOW {
         for e in HOME {
@@ -96,6 +97,12 @@ fn allow_list_and_protected_list_overlap_only_where_documented() {
     for (a, e, why) in ALLOW_OVERLAPS {
         assert!(covers(e, p(a)) && *a != *e, "{a} must lie strictly inside {e}");
         assert!(why.len() >= 10);
+    }
+    for (a, e, why) in PROTECTED_IN_ALLOWED {
+        assert!(covers(a, p(e)) && *a != *e, "{e} must lie strictly inside {a}");
+        assert!(why.len() >= 10);
+        let rule = home_rule(p(e), HomeSettings { allow: &[], deny: &[] });
+        assert!(matches!(rule, HomeRule::Protected(_)), "{e} inside the allowed {a} is protected: {rule:?}");
     }
 }
 
@@ -267,6 +274,11 @@ fn list_variables_are_split_entry_by_entry_on_bytes() {
     );
     assert_eq!(env_entries("LD_PRELOAD", "/x.so /y.so:/z.so".as_ref()).len(), 3);
     assert_eq!(env_entries("LD_LIBRARY_PATH", "/l1;/l2:/l3".as_ref()).len(), 3);
+    let opts = env_entries("JAVA_TOOL_OPTIONS", "-Xmx1g -javaagent:/t/a.jar=x,y --x=/t/b".as_ref());
+    assert_eq!(opts, vec![PathBuf::from("/t/a.jar"), PathBuf::from("/t/b")]);
+    assert_eq!(env_entries("EDITOR", "vim".as_ref()), Vec::<PathBuf>::new(), "a program name is not a path");
+    assert_eq!(env_entries("NODE_OPTIONS", "--require '/w/x y.js'".as_ref()), vec![PathBuf::from("/w/x y.js")]);
+    assert_eq!(env_entries("PROMPT_COMMAND", "source \"/h/p.sh\";x".as_ref()), vec![PathBuf::from("/h/p.sh")]);
     // a single-path variable keeps its separators as part of the path
     assert_eq!(env_entries("BASH_ENV", "/a:b c".as_ref()), vec![PathBuf::from("/a:b c")]);
     for (name, _) in ENV_LISTS {

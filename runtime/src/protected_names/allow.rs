@@ -79,6 +79,14 @@ pub const ALLOW_OVERLAPS: &[(&str, &str, &str)] = &[
     (".local/share/pnpm/store", ".local/share/pnpm", "the store only; the bin directory on PATH stays protected"),
 ];
 
+/// Protected entries inside an allowed directory (the reverse of [`ALLOW_OVERLAPS`]): the
+/// directory stays writable, the entry never is.
+pub const PROTECTED_IN_ALLOWED: &[(&str, &str, &str)] = &[(
+    ".local/state/nvim",
+    ".local/state/nvim/trust",
+    "shada, swap and undo stay writable; the trust records decide which project init files run",
+)];
+
 /// Variables that move a tool's cache, so a sandbox can be given caches of its own that no
 /// host tool reads: builds keep their speed and nothing the command leaves is trusted by
 /// the host. `XDG_CACHE_HOME` moves most of `.cache`.

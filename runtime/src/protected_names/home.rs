@@ -213,6 +213,7 @@ pub const HOME: &[Entry] = &[
     e(".gvimrc", F, "Vim script run at every gvim start", VIM),
     e(".config/nvim", D, "nvim init.lua/init.vim and plugins", NVIM),
     e(".local/share/nvim", D, "nvim site/pack and plugin managers' checkouts, loaded at start", NVIM),
+    e(".local/state/nvim/trust", F, "nvim's :trust records: a listed .nvim.lua, .nvimrc or .exrc runs without asking (exrc)", NVIM),
     e(".emacs", F, "Emacs Lisp run at every emacs start", EMACS),
     e(".emacs.el", F, "Emacs Lisp run at every emacs start", EMACS),
     e(".emacs.d", D, "emacs init.el, early-init.el, packages", EMACS),
@@ -350,6 +351,51 @@ pub const ENV_NAMED: &[(&str, &str)] = &[
     ("GIT_TEMPLATE_DIR", "hooks copied into every new repository"),
     ("GIT_EXEC_PATH", "git's own programs (git-*)"),
     ("GIT_CONFIG_SYSTEM", "git's system config"),
+    ("PYTHONPYCACHEPREFIX", "where every python reads compiled bytecode, the standard library's too"),
+    // programs named in options and commands (each absolute path in the value)
+    ("NODE_OPTIONS", "--require/--import files every node loads"),
+    ("JAVA_TOOL_OPTIONS", "-javaagent jars every JVM loads"),
+    ("_JAVA_OPTIONS", "as JAVA_TOOL_OPTIONS"),
+    ("JDK_JAVA_OPTIONS", "as JAVA_TOOL_OPTIONS, for the java launcher"),
+    ("RUBYOPT", "-r files every ruby requires"),
+    ("PERL5OPT", "-M modules every perl loads"),
+    ("GIT_SSH_COMMAND", "the ssh git runs for every remote"),
+    ("GIT_SSH", "as GIT_SSH_COMMAND"),
+    ("GIT_ASKPASS", "program git runs for credentials"),
+    ("SSH_ASKPASS", "program ssh runs for passphrases"),
+    ("SUDO_ASKPASS", "program sudo -A runs"),
+    ("EDITOR", "the editor git commit and others start"),
+    ("VISUAL", "as EDITOR"),
+    ("GIT_EDITOR", "as EDITOR, for git"),
+    ("PAGER", "the pager man, git and others start"),
+    ("GIT_PAGER", "as PAGER, for git"),
+    ("LESSOPEN", "the input preprocessor less runs on every file"),
+    ("BROWSER", "the browser programs open links with"),
+    ("PROMPT_COMMAND", "bash code run before every prompt (the files it sources)"),
+];
+
+/// The variables of [`ENV_NAMED`] whose value is options or a command line: every absolute
+/// path in it (`--require /x.js`, `-javaagent:/a.jar=opts`, `vim -u /rc`) is protected.
+pub const ENV_OPTIONS: &[&str] = &[
+    "NODE_OPTIONS",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "RUBYOPT",
+    "PERL5OPT",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "PAGER",
+    "GIT_PAGER",
+    "LESSOPEN",
+    "BROWSER",
+    "PROMPT_COMMAND",
 ];
 
 /// The variables of [`ENV_NAMED`] that hold a list, and what separates their entries:
@@ -368,14 +414,44 @@ pub const ENV_LISTS: &[(&str, &[u8])] = &[
     ("CLASSPATH", b":"),
 ];
 
-/// The entries a variable of [`ENV_NAMED`] names: split by [`ENV_LISTS`]'s separators
+/// The entries a variable of [`ENV_NAMED`] names: the paths in an [`ENV_OPTIONS`] value,
+/// else split by [`ENV_LISTS`]'s separators
 /// (on bytes: a path need not be UTF-8), empty entries dropped.
 pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = value.as_bytes();
-    let entries: Vec<&[u8]> = match ENV_LISTS.iter().find(|(n, _)| *n == name) {
-        Some((_, seps)) => bytes.split(|b| seps.contains(b)).collect(),
-        None => vec![bytes],
+    let entries: Vec<&[u8]> = if ENV_OPTIONS.contains(&name) {
+        // shell-like words (quotes keep spaces in), then the parts of `key=value`,
+        // `-opt:path` and `a,b` forms that are paths
+        let mut words: Vec<&[u8]> = Vec::new();
+        let (mut start, mut quote) = (None::<usize>, None::<u8>);
+        for (i, &c) in bytes.iter().enumerate() {
+            match (quote, c) {
+                (Some(q), c) if c == q => {
+                    words.extend(start.take().map(|s| &bytes[s..i]));
+                    quote = None;
+                }
+                (Some(_), _) => {}
+                (None, b'\'' | b'"') => {
+                    words.extend(start.take().map(|s| &bytes[s..i]));
+                    quote = Some(c);
+                    start = Some(i + 1);
+                }
+                (None, b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>') => {
+                    words.extend(start.take().map(|s| &bytes[s..i]));
+                }
+                (None, _) => {
+                    start.get_or_insert(i);
+                }
+            }
+        }
+        words.extend(start.map(|s| &bytes[s..]));
+        words.into_iter().flat_map(|w| w.split(|b| b"=:,".contains(b))).filter(|w| w.first() == Some(&b'/')).collect()
+    } else {
+        match ENV_LISTS.iter().find(|(n, _)| *n == name) {
+            Some((_, seps)) => bytes.split(|b| seps.contains(b)).collect(),
+            None => vec![bytes],
+        }
     };
     entries
         .into_iter()

@@ -191,6 +191,16 @@ escapes! {
             if e.o("pwned").exists() { Err("host git ran the planted fsmonitor".into()) } else { Ok(()) }
         });
 
+    // the third attacker pass: every numbered quarantine name taken first, so that the
+    // check's rename had nowhere to go and the planted config stayed
+    quarantine_names_taken => Scenario::new(&format!(
+        r#"{FSMONITOR}; git init -q x && fsmon cfg pwned && mv cfg x/.git/config && touch x/.git/config.srt-quarantined && for i in $(seq 1 99); do touch x/.git/config.srt-quarantined.$i; done"#
+    ))
+    .check(|e, _| {
+        let _ = host_git(e, &["-C", "x", "status"]);
+        if e.o("pwned").exists() { Err("host git ran the planted fsmonitor".into()) } else { Ok(()) }
+    });
+
     // a tree the launch's search could not list whole: the supervisor still knows a git
     // directory's config and hooks, and the protected names, when it meets them
     big_tree_repo_config => Scenario::new(&format!("{FSMONITOR}; fsmon big/deep/repo/.git/config pwned"))

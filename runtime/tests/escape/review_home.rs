@@ -119,6 +119,12 @@ escapes! {
     env_perl5lib_entry => env_names("PERL5LIB", "{O}/perl", "o/perl/strict.pm");
     env_git_template_dir => env_names("GIT_TEMPLATE_DIR", "{O}/tpl", "o/tpl/hooks/post-checkout");
     env_git_exec_path => env_names("GIT_EXEC_PATH", "{O}/gitexec", "o/gitexec/git-status");
+    // the third attacker pass: bytecode every python reads, options naming files, and
+    // the installation prefix of a PATH directory (conda's python loads its lib/)
+    env_pycache_prefix => env_names("PYTHONPYCACHEPREFIX", "{O}/pyc", "o/pyc/usr/lib/python3.11/json/__init__.cpython-311.pyc");
+    env_node_options_require => env_names("NODE_OPTIONS", "--max-old-space-size=100 --require {O}/hook.js", "o/hook.js");
+    env_path_prefix_lib => env_names("PATH", "{O}/conda/bin:/usr/bin:/bin", "o/conda/lib/python3.12/site-packages/evil.pth");
+    home_nvim_trust => in_home(".local/state/nvim/trust");
     // a project's own entry stays writable: its build writes it
     env_project_pythonpath_writable => Scenario::new("mkdir -p src && echo 'x=1' > src/mod.py")
         .env("PYTHONPATH", "{W}/src")
