@@ -167,9 +167,17 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
         data.insert(crate::skills::INIT_CONFIG_DATA_KEY.to_string(), cfg.to_string());
     }
     let settings_cm = settings_name(&name);
-    // kagent's rule: without serviceAccountName the agent gets a ServiceAccount of its own,
-    // named after it, labelled and annotated by serviceAccountConfig.
-    let service_account = deployment.service_account_name.is_none().then(|| {
+    // kagent's rule: the spec's serviceAccountName, else the operator's default
+    // (--default-service-account-name), else the agent's name, an account of its own, created,
+    // labelled and annotated by serviceAccountConfig. (kagent also takes over an account the
+    // spec names after the agent; an account the spec names is left alone here, so one made
+    // by hand is not refused as NotOwned.)
+    let account = deployment
+        .service_account_name
+        .clone()
+        .or_else(|| opts.default_service_account_name.clone().filter(|n| !n.is_empty()))
+        .unwrap_or_else(|| name.clone());
+    let service_account = (deployment.service_account_name.is_none() && account == name).then(|| {
         let config = deployment.service_account_config.clone().unwrap_or_default();
         let mut labels = pod_labels.clone();
         labels.extend(config.labels);
@@ -192,7 +200,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
     let inputs = PodInputs {
         agent_name: &name,
         settings_configmap: &settings_cm,
-        service_account: deployment.service_account_name.clone().unwrap_or_else(|| name.clone()),
+        service_account: account,
         own_service_account: service_account.is_some(),
         runtime_class_name: runtime_class(agent.annotations().get(ANNOTATION_RUNTIME_CLASS), opts)?,
         additions: &additions,

@@ -67,10 +67,12 @@ struct Case {
     outcome: Result<Value, String>,
     /// config.json rendered alone (without the pod), when it renders.
     config_alone: Option<Value>,
-    /// kagent's Deployment pod spec and skills-init config, and ours (when accepted).
+    /// kagent's Deployment pod template and skills-init config, and ours (when accepted).
     kagent_pod: Value,
     kagent_skills_init: Option<Value>,
     ours: Option<(Value, Option<Value>)>,
+    /// Whether kagent's manifest and ours (when accepted) hold a ServiceAccount.
+    service_account: (bool, Option<bool>),
 }
 
 fn cases() -> Vec<Case> {
@@ -92,7 +94,15 @@ fn cases() -> Vec<Case> {
         if agent.spec.declarative.is_none() || expected["config"]["model"].is_null() {
             continue;
         }
-        let rendered = render::render_agent(agent, &Options::default(), &api, &lookup);
+        // kagent's translator options the file sets: a global default ServiceAccount (ours:
+        // --default-service-account-name); proxyURL has no counterpart (listed below)
+        let input: Value = serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let opts = Options {
+            default_service_account_name: input["defaultServiceAccountName"].as_str().map(String::from),
+            ..Options::default()
+        };
+        let rendered = render::render_agent(agent, &opts, &api, &lookup);
+        let mut our_account = None;
         let (outcome, ours) = match rendered {
             Ok(yaml) => {
                 let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&yaml)
@@ -100,9 +110,10 @@ fn cases() -> Vec<Case> {
                     .filter(|v: &Value| !v.is_null())
                     .collect();
                 let (cm, sandbox) = (&docs[0], docs.last().unwrap());
+                our_account = Some(docs.iter().any(|d| d["kind"] == "ServiceAccount"));
                 let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
                 let init = cm["data"].get("skills-init.json").map(|t| serde_json::from_str(t.as_str().unwrap()).unwrap());
-                (Ok(config), Some((sandbox["spec"]["podTemplate"]["spec"].clone(), init)))
+                (Ok(config), Some((sandbox["spec"]["podTemplate"].clone(), init)))
             }
             Err(render::RenderError::Rejected { rejection, .. }) => (Err(rejection.reason.to_string()), None),
             Err(e) => panic!("{name}: {e}"),
@@ -117,8 +128,7 @@ fn cases() -> Vec<Case> {
         .ok()
         .map(|r| serde_json::from_str(&r.config_json).unwrap());
         let manifest = expected["manifest"].as_array().unwrap();
-        let kagent_pod =
-            manifest.iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]["template"]["spec"].clone();
+        let kagent_pod = manifest.iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]["template"].clone();
         let kagent_skills_init = manifest
             .iter()
             .find(|m| m["metadata"]["name"].as_str().is_some_and(|n| n.ends_with("-skills-init")))
@@ -131,6 +141,7 @@ fn cases() -> Vec<Case> {
             kagent_pod,
             kagent_skills_init,
             ours,
+            service_account: (manifest.iter().any(|m| m["kind"] == "ServiceAccount"), our_account),
         });
     }
     out
@@ -197,14 +208,17 @@ fn kagents_translator_testdata_renders_to_kagents_config() {
 /// same `secretKeyRef`, provider variables, KAGENT_*), its default resources, kagent's
 /// volumes other than its config Secret (srt-controller mounts a ConfigMap there instead),
 /// the skills-init config, and the skills-init container's image repository, resources and
-/// mounts.
+/// mounts; the agent container's arguments, port, probe and mounts; the pod's scheduling,
+/// ServiceAccount (made or not), pull secrets, sidecars and labels.
 #[test]
 fn kagents_pods_env_volumes_and_skills_init_are_ours_too() {
     let mut compared = 0;
     for c in cases() {
-        let Some((pod, init)) = &c.ours else { continue };
+        let Some((template, init)) = &c.ours else { continue };
         compared += 1;
-        let kagent = &c.kagent_pod["containers"][0];
+        let (pod, kagent_template) = (&template["spec"], &c.kagent_pod);
+        let kagent_pod = &kagent_template["spec"];
+        let kagent = &kagent_pod["containers"][0];
         let ours = &pod["containers"][0];
         // Bedrock: kagent reads the Secret to pick the bearer token or the access keys;
         // srt-controller references all four keys, optional (README), so compare without
@@ -226,11 +240,11 @@ fn kagents_pods_env_volumes_and_skills_init_are_ours_too() {
         for e in kagent["env"].as_array().unwrap() {
             assert!(env.contains(e), "{}: kagent's env {e} is not in ours: {:?}", c.name, ours["env"]);
         }
-        if c.kagent_pod["containers"][0]["resources"] != Value::Null {
+        if kagent["resources"] != Value::Null {
             assert_eq!(quantities(&kagent["resources"]), quantities(&ours["resources"]), "{}", c.name);
         }
         let our_volumes = pod["volumes"].as_array().unwrap();
-        for v in c.kagent_pod["volumes"].as_array().unwrap() {
+        for v in kagent_pod["volumes"].as_array().unwrap() {
             if v["name"] == "config" {
                 continue;
             }
@@ -242,8 +256,45 @@ fn kagents_pods_env_volumes_and_skills_init_are_ours_too() {
             }
             assert!(our_volumes.contains(&want), "{}: kagent's volume {v} is not in ours", c.name);
         }
+        // the agent container: kagent's arguments, port and probe; each of kagent's mounts
+        // but its config Secret's at the same path (srt-controller's are all read-only)
+        for field in ["args", "ports", "readinessProbe"] {
+            assert_eq!(kagent[field], ours[field], "{}: {field}", c.name);
+        }
+        let mounts: Vec<(Value, Value)> =
+            ours["volumeMounts"].as_array().unwrap().iter().map(|m| (m["name"].clone(), m["mountPath"].clone())).collect();
+        for m in kagent["volumeMounts"].as_array().unwrap() {
+            if m["name"] == "config" {
+                continue;
+            }
+            assert!(
+                mounts.contains(&(m["name"].clone(), m["mountPath"].clone())),
+                "{}: kagent's mount {m} is not in ours",
+                c.name
+            );
+        }
+        // the pod: scheduling, account, pull secrets, kagent's sidecars as given
+        for field in ["nodeSelector", "tolerations", "affinity", "serviceAccountName", "imagePullSecrets"] {
+            assert_eq!(kagent_pod[field], pod[field], "{}: {field}", c.name);
+        }
+        let kagent_sidecars = &kagent_pod["containers"].as_array().unwrap()[1..];
+        let our_sidecars = &pod["containers"].as_array().unwrap()[1..];
+        assert_eq!(kagent_sidecars.len(), our_sidecars.len(), "{}: sidecars", c.name);
+        for (k, o) in kagent_sidecars.iter().zip(our_sidecars) {
+            for field in ["name", "image", "command", "args", "env", "ports", "resources", "volumeMounts"] {
+                assert_eq!(k[field], o[field], "{}: sidecar {}: {field}", c.name, k["name"]);
+            }
+        }
+        // kagent's pod labels, but managed-by (srt-controller's own)
+        for (k, v) in kagent_template["metadata"]["labels"].as_object().unwrap() {
+            if k == "app.kubernetes.io/managed-by" {
+                continue;
+            }
+            assert_eq!(&template["metadata"]["labels"][k], v, "{}: label {k}", c.name);
+        }
+        assert_eq!(Some(c.service_account.0), c.service_account.1, "{}: a ServiceAccount of its own", c.name);
         assert_eq!(&c.kagent_skills_init, init, "{}: skills-init config", c.name);
-        let kagent_init = c.kagent_pod["initContainers"].as_array().cloned().unwrap_or_default();
+        let kagent_init = kagent_pod["initContainers"].as_array().cloned().unwrap_or_default();
         let our_init = pod["initContainers"].as_array().unwrap();
         for k in &kagent_init {
             let o = our_init
