@@ -71,6 +71,8 @@ struct Case {
     kagent_pod: Value,
     kagent_skills_init: Option<Value>,
     ours: Option<(Value, Option<Value>)>,
+    /// kagent's agent card (agent-card.json in its Secret) and ours (when accepted).
+    cards: (Value, Option<Value>),
     /// Whether kagent's manifest and ours (when accepted) hold a ServiceAccount.
     service_account: (bool, Option<bool>),
 }
@@ -102,7 +104,7 @@ fn cases() -> Vec<Case> {
             ..Options::default()
         };
         let rendered = render::render_agent(agent, &opts, &api, &lookup);
-        let mut our_account = None;
+        let (mut our_account, mut our_card) = (None, None);
         let (outcome, ours) = match rendered {
             Ok(yaml) => {
                 let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&yaml)
@@ -111,6 +113,7 @@ fn cases() -> Vec<Case> {
                     .collect();
                 let (cm, sandbox) = (&docs[0], docs.last().unwrap());
                 our_account = Some(docs.iter().any(|d| d["kind"] == "ServiceAccount"));
+                our_card = Some(serde_json::from_str(cm["data"]["agent-card.json"].as_str().unwrap()).unwrap());
                 let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
                 let init = cm["data"].get("skills-init.json").map(|t| serde_json::from_str(t.as_str().unwrap()).unwrap());
                 (Ok(config), Some((sandbox["spec"]["podTemplate"].clone(), init)))
@@ -129,6 +132,12 @@ fn cases() -> Vec<Case> {
         .map(|r| serde_json::from_str(&r.config_json).unwrap());
         let manifest = expected["manifest"].as_array().unwrap();
         let kagent_pod = manifest.iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]["template"].clone();
+        let kagent_card: Value = manifest
+            .iter()
+            .find(|m| m["kind"] == "Secret")
+            .and_then(|m| m["stringData"]["agent-card.json"].as_str())
+            .map(|t| serde_json::from_str(t).unwrap())
+            .unwrap();
         let kagent_skills_init = manifest
             .iter()
             .find(|m| m["metadata"]["name"].as_str().is_some_and(|n| n.ends_with("-skills-init")))
@@ -142,6 +151,7 @@ fn cases() -> Vec<Case> {
             kagent_skills_init,
             ours,
             service_account: (manifest.iter().any(|m| m["kind"] == "ServiceAccount"), our_account),
+            cards: (kagent_card, our_card),
         });
     }
     out
@@ -185,6 +195,14 @@ fn kagents_translator_testdata_renders_to_kagents_config() {
                 let ours = c.outcome.as_ref().map(|o| FIELDS.iter().map(|f| (f, o[*f].clone())).collect::<Vec<_>>());
                 unexplained
                     .push(format!("{}: differing {differing:?}; ours {ours:?}; kagent's {}", c.name, c.expected));
+            }
+        }
+    }
+    // the agent card (agent-card.json) of every accepted case equals kagent's
+    for c in &cases {
+        if let (kagent, Some(ours)) = &c.cards {
+            if kagent != ours {
+                unexplained.push(format!("{}: agent card {ours} vs kagent's {kagent}", c.name));
             }
         }
     }
