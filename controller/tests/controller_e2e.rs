@@ -327,6 +327,30 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
         "{env}"
     );
 
+    // `render` of the same objects, offline, gives what `run` applied: the ConfigMap's data
+    // and the pod template's config-hash.
+    let input: String = [
+        api.get("sandboxagents", "kagent", "tooled").unwrap(),
+        api.get("modelconfigs", "kagent", "gpt").unwrap(),
+        api.get("remotemcpservers", "kagent", "tools").unwrap(),
+    ]
+    .iter()
+    .map(|o| serde_yaml::to_string(o).unwrap())
+    .collect::<Vec<_>>()
+    .join("---\n");
+    let api_info = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
+    let offline = controller::render::render(&input, "e2e", &controller::options::Options::default(), &api_info).unwrap();
+    let offline: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&offline)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &serde_json::Value| !v.is_null())
+        .collect();
+    assert_eq!(offline[0]["data"], api.get("configmaps", "kagent", "tooled-srt-settings").unwrap()["data"]);
+    // (the spec as applied; the API server adds its defaults, e.g. ports' protocol)
+    assert_eq!(
+        offline.last().unwrap()["spec"]["podTemplate"]["metadata"],
+        api.get("sandboxes", "kagent", "tooled").unwrap()["spec"]["podTemplate"]["metadata"]
+    );
+
     // A change of the ModelConfig that changes nothing the agent reads (here: the same spec
     // written again, as a label edit or kagent's status write would be): the agent is
     // rendered again, and neither its ConfigMap nor its Sandbox is rewritten, so nothing
