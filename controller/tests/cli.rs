@@ -150,8 +150,8 @@ fn render_reads_a_kagent_translator_testdata_file() {
     assert_eq!(config["instruction"], kagent["config"]["instruction"]);
     assert_eq!(docs[1]["metadata"]["namespace"], "test", "the file's namespace");
     let pod = &docs[1]["spec"]["podTemplate"]["spec"];
-    let kagent_pod = kagent["manifest"].as_array().unwrap().iter().find(|m| m["kind"] == "Deployment").unwrap()
-        ["spec"]["template"]["spec"]
+    let kagent_pod = kagent["manifest"].as_array().unwrap().iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]
+        ["template"]["spec"]
         .clone();
     assert_eq!(pod["serviceAccountName"], kagent_pod["serviceAccountName"]);
 }

@@ -339,7 +339,8 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
     .collect::<Vec<_>>()
     .join("---\n");
     let api_info = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
-    let offline = controller::render::render(&input, "e2e", &controller::options::Options::default(), &api_info).unwrap();
+    let offline =
+        controller::render::render(&input, "e2e", &controller::options::Options::default(), &api_info).unwrap();
     let offline: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&offline)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &serde_json::Value| !v.is_null())
@@ -360,8 +361,10 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
             ["kagent.dev/config-hash"]
             .clone()
     };
-    let (sandbox_before, cm_before) =
-        (api.get("sandboxes", "kagent", "tooled").unwrap(), api.get("configmaps", "kagent", "tooled-srt-settings").unwrap());
+    let (sandbox_before, cm_before) = (
+        api.get("sandboxes", "kagent", "tooled").unwrap(),
+        api.get("configmaps", "kagent", "tooled-srt-settings").unwrap(),
+    );
     let hash_before = hash(&api);
     assert!(hash_before.is_string(), "{sandbox_before}");
     let applies = api.applies.load(std::sync::atomic::Ordering::SeqCst);

@@ -115,7 +115,8 @@ fn cases() -> Vec<Case> {
                 our_account = Some(docs.iter().any(|d| d["kind"] == "ServiceAccount"));
                 our_card = Some(serde_json::from_str(cm["data"]["agent-card.json"].as_str().unwrap()).unwrap());
                 let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
-                let init = cm["data"].get("skills-init.json").map(|t| serde_json::from_str(t.as_str().unwrap()).unwrap());
+                let init =
+                    cm["data"].get("skills-init.json").map(|t| serde_json::from_str(t.as_str().unwrap()).unwrap());
                 (Ok(config), Some((sandbox["spec"]["podTemplate"].clone(), init)))
             }
             Err(render::RenderError::Rejected { rejection, .. }) => (Err(rejection.reason.to_string()), None),
@@ -279,8 +280,12 @@ fn kagents_pods_env_volumes_and_skills_init_are_ours_too() {
         for field in ["args", "ports", "readinessProbe"] {
             assert_eq!(kagent[field], ours[field], "{}: {field}", c.name);
         }
-        let mounts: Vec<(Value, Value)> =
-            ours["volumeMounts"].as_array().unwrap().iter().map(|m| (m["name"].clone(), m["mountPath"].clone())).collect();
+        let mounts: Vec<(Value, Value)> = ours["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["name"].clone(), m["mountPath"].clone()))
+            .collect();
         for m in kagent["volumeMounts"].as_array().unwrap() {
             if m["name"] == "config" {
                 continue;

@@ -343,7 +343,12 @@ pub const REASON_POD_RESTART_NEEDED: &str = "PodRestartNeeded";
 /// running pod (from v0.4.6 it copies the template's annotations onto it, so the pod's own
 /// config-hash follows the Sandbox's and cannot tell). So when the hash changes under an
 /// existing Sandbox, say so, once, with what to do.
-fn restart_needed(previous: Option<&DynamicObject>, next: &DynamicObject, namespace: &str, name: &str) -> Option<String> {
+fn restart_needed(
+    previous: Option<&DynamicObject>,
+    next: &DynamicObject,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
     let pointer = format!("/spec/podTemplate/metadata/annotations/{}", objects::CONFIG_HASH.replace('/', "~1"));
     let old = previous?.data.pointer(&pointer)?.as_str()?;
     let new = next.data.pointer(&pointer)?.as_str()?;
