@@ -78,6 +78,11 @@ pub struct Options {
     /// Directory, already on the agent image's PATH, where the init container puts srt.
     #[arg(long, env = "SRT_CONTROLLER_SRT_BIN_DIR", default_value = DEFAULT_SRT_BIN_DIR)]
     pub srt_bin_dir: String,
+    /// ServiceAccount for agents whose spec names none (kagent's --default-service-account-name,
+    /// e.g. one account with a workload identity for all agents); unset, each agent gets one
+    /// of its own, named after it.
+    #[arg(long, env = "SRT_CONTROLLER_DEFAULT_SERVICE_ACCOUNT_NAME")]
+    pub default_service_account_name: Option<String>,
     /// The controller's own OTEL_* variables, passed to every agent as kagent does (sorted).
     #[arg(skip)]
     pub otel_env: Vec<(String, String)>,
@@ -103,6 +108,7 @@ impl Default for Options {
             run_as_user: 1001,
             kagent_url: DEFAULT_KAGENT_URL.into(),
             srt_bin_dir: DEFAULT_SRT_BIN_DIR.into(),
+            default_service_account_name: None,
             otel_env: Vec::new(),
         }
     }

@@ -21,7 +21,7 @@ pub enum RenderError {
     #[error(
         "{origin}: document {index} is {found}; render reads SandboxAgents (kagent.dev/v1alpha2) and the objects \
          they refer to: ModelConfig, RemoteMCPServer, Agent (kagent.dev/v1alpha2), MCPServer (kagent.dev/v1alpha1), \
-         Service, ConfigMap and Secret (v1; Secrets are skipped: srt-controller never reads them)"
+         Service, ConfigMap, Secret and ServiceAccount (v1; Secrets and ServiceAccounts are skipped: srt-controller never reads them), one document each or as the `objects` of a kagent translator testdata file"
     )]
     NotAnAgent { origin: String, index: usize, found: String },
     #[error("{origin}: no SandboxAgent in the input")]
@@ -40,10 +40,12 @@ pub fn parse_agents(text: &str, origin: &str) -> Result<Vec<SandboxAgent>, Rende
 }
 
 /// Reads the SandboxAgents in `text` and, as a complete lookup, the objects they may refer
-/// to, laid out as kagent's translator testdata lays them out: all in one file (or stream).
+/// to: all in one file (or stream) as YAML documents, or one of kagent's translator testdata
+/// files (see [`testdata_documents`]).
 pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), RenderError> {
     let mut agents = Vec::new();
     let mut lookup = Lookup::complete();
+    let mut documents = Vec::new();
     for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let index = i + 1;
         let value = serde_yaml::Value::deserialize(doc).map_err(|e| RenderError::Yaml {
@@ -51,12 +53,20 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
             index,
             message: e.to_string(),
         })?;
+        match testdata_documents(&value) {
+            Some(objects) => documents.extend(objects.into_iter().map(|o| (index, o))),
+            None => documents.push((index, value)),
+        }
+    }
+    for (index, value) in documents {
         if value.is_null() {
             continue; // an empty document, e.g. after a trailing `---`
         }
         let api_version = value.get("apiVersion").and_then(|v| v.as_str()).unwrap_or("");
         let kind = value.get("kind").and_then(|v| v.as_str()).unwrap_or("");
-        if api_version == "v1" && kind == "Secret" {
+        // Secrets are never read (srt-controller references them from the pod); a
+        // ServiceAccount the agent names is the cluster's business (kagent's testdata has one)
+        if api_version == "v1" && (kind == "Secret" || kind == "ServiceAccount") {
             continue;
         }
         let json: serde_json::Value = serde_json::to_value(&value).unwrap_or_default();
@@ -83,6 +93,39 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
         agents.push(agent);
     }
     Ok((agents, lookup))
+}
+
+/// The documents of one of kagent's translator testdata files (`operation: translateAgent`,
+/// `targetObject`, `namespace`, `objects`: kagent's
+/// go/core/internal/controller/translator/agent/testdata/inputs), or `None` for any other
+/// document. The objects keep their order, those without a namespace get the file's, and the
+/// target Agent becomes the SandboxAgent of the same name and spec (kagent's SandboxAgent
+/// spec holds the Agent's), so `render` shows what srt-controller makes of kagent's cases.
+pub fn testdata_documents(value: &serde_yaml::Value) -> Option<Vec<serde_yaml::Value>> {
+    let objects = value.get("objects")?.as_sequence()?;
+    let target = value.get("targetObject")?.as_str()?;
+    let namespace = value.get("namespace").and_then(|n| n.as_str()).unwrap_or("default");
+    let mut out = Vec::with_capacity(objects.len() + 1);
+    for o in objects {
+        let mut o = o.clone();
+        if let Some(meta) = o.get_mut("metadata").and_then(|m| m.as_mapping_mut()) {
+            meta.entry("namespace".into()).or_insert_with(|| namespace.into());
+        }
+        let is_target = o.get("apiVersion").and_then(|v| v.as_str()) == Some("kagent.dev/v1alpha2")
+            && o.get("kind").and_then(|v| v.as_str()) == Some("Agent")
+            && o.get("metadata").and_then(|m| m.get("name")).and_then(|n| n.as_str()) == Some(target)
+            && o.get("metadata").and_then(|m| m.get("namespace")).and_then(|n| n.as_str()) == Some(namespace);
+        if is_target {
+            let mut agent = o.clone();
+            if let Some(m) = agent.as_mapping_mut() {
+                m.insert("kind".into(), "SandboxAgent".into());
+                m.remove("status");
+            }
+            out.push(agent);
+        }
+        out.push(o);
+    }
+    Some(out)
 }
 
 /// The desired objects of one agent as a multi-document YAML string: the settings

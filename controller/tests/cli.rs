@@ -124,3 +124,34 @@ fn render_takes_referenced_objects_from_another_file() {
     assert!(both.status.success(), "{}", text(&both.stderr));
     assert!(text(&both.stdout).contains(r#""model":{"base_url":"","model":"gpt-4.1-mini","type":"openai"}"#));
 }
+
+/// render -f takes one of kagent's translator testdata files as it is (operation,
+/// targetObject, namespace, objects): its target Agent renders as the SandboxAgent with the
+/// same spec, with the ModelConfig and ServiceAccount of the file, the Secret skipped.
+#[test]
+fn render_reads_a_kagent_translator_testdata_file() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/upstream/kagent-v0.9.12/translator-testdata/inputs/agent_with_custom_sa.yaml");
+    let out = bin().args(["render", "-f"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text(&out.stdout))
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &serde_json::Value| !v.is_null())
+        .collect();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["ConfigMap", "Sandbox"], "the spec names its ServiceAccount, so none is made");
+    let config: serde_json::Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    let kagent: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(file.to_string_lossy().replace("/inputs/", "/outputs/").replace(".yaml", ".json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config["model"], kagent["config"]["model"]);
+    assert_eq!(config["instruction"], kagent["config"]["instruction"]);
+    assert_eq!(docs[1]["metadata"]["namespace"], "test", "the file's namespace");
+    let pod = &docs[1]["spec"]["podTemplate"]["spec"];
+    let kagent_pod = kagent["manifest"].as_array().unwrap().iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]
+        ["template"]["spec"]
+        .clone();
+    assert_eq!(pod["serviceAccountName"], kagent_pod["serviceAccountName"]);
+}

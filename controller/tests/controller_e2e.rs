@@ -327,7 +327,73 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
         "{env}"
     );
 
-    // An edit of the ModelConfig reaches config.json (no edit of the agent needed).
+    // `render` of the same objects, offline, gives what `run` applied: the ConfigMap's data
+    // and the pod template's config-hash.
+    let input: String = [
+        api.get("sandboxagents", "kagent", "tooled").unwrap(),
+        api.get("modelconfigs", "kagent", "gpt").unwrap(),
+        api.get("remotemcpservers", "kagent", "tools").unwrap(),
+    ]
+    .iter()
+    .map(|o| serde_yaml::to_string(o).unwrap())
+    .collect::<Vec<_>>()
+    .join("---\n");
+    let api_info = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
+    let offline =
+        controller::render::render(&input, "e2e", &controller::options::Options::default(), &api_info).unwrap();
+    let offline: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&offline)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &serde_json::Value| !v.is_null())
+        .collect();
+    assert_eq!(offline[0]["data"], api.get("configmaps", "kagent", "tooled-srt-settings").unwrap()["data"]);
+    // (the spec as applied; the API server adds its defaults, e.g. ports' protocol)
+    assert_eq!(
+        offline.last().unwrap()["spec"]["podTemplate"]["metadata"],
+        api.get("sandboxes", "kagent", "tooled").unwrap()["spec"]["podTemplate"]["metadata"]
+    );
+
+    // A change of the ModelConfig that changes nothing the agent reads (here: the same spec
+    // written again, as a label edit or kagent's status write would be): the agent is
+    // rendered again, and neither its ConfigMap nor its Sandbox is rewritten, so nothing
+    // reaches the pod.
+    let hash = |api: &FakeApi| {
+        api.get("sandboxes", "kagent", "tooled").unwrap()["spec"]["podTemplate"]["metadata"]["annotations"]
+            ["kagent.dev/config-hash"]
+            .clone()
+    };
+    let (sandbox_before, cm_before) = (
+        api.get("sandboxes", "kagent", "tooled").unwrap(),
+        api.get("configmaps", "kagent", "tooled-srt-settings").unwrap(),
+    );
+    let hash_before = hash(&api);
+    assert!(hash_before.is_string(), "{sandbox_before}");
+    let applies = api.applies.load(std::sync::atomic::Ordering::SeqCst);
+    let spec = api.get("modelconfigs", "kagent", "gpt").unwrap()["spec"].clone();
+    api.update_spec("modelconfigs", "kagent", "gpt", spec);
+    wait_until("the ModelConfig's watch event re-renders the agent (its three applies)", t, || {
+        api.applies.load(std::sync::atomic::Ordering::SeqCst) >= applies + 3
+    })
+    .await;
+    assert_eq!(api.get("sandboxes", "kagent", "tooled").unwrap(), sandbox_before, "the Sandbox must not change");
+    assert_eq!(api.get("configmaps", "kagent", "tooled-srt-settings").unwrap(), cm_before);
+
+    // An edit of the ModelConfig reaches config.json (no edit of the agent needed), and the
+    // pod template's config-hash follows it, as kagent's does.
     api.update_spec("modelconfigs", "kagent", "gpt", json!({"provider": "OpenAI", "model": "gpt-4.1", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}));
     wait_until("config.json follows the ModelConfig", t, || config(&api)["model"]["model"] == "gpt-4.1").await;
+    wait_until("the config-hash follows config.json", t, || hash(&api) != hash_before).await;
+    // agent-sandbox keeps the running pod (which read the old config.json): a Warning says so
+    let restart_events = |api: &FakeApi| -> Vec<String> {
+        api.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["reason"] == "PodRestartNeeded")
+            .map(|e| e["note"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    wait_until("a PodRestartNeeded event", t, || !restart_events(&api).is_empty()).await;
+    let notes = restart_events(&api);
+    assert_eq!(notes.len(), 1, "once, for the one change: {notes:?}");
+    assert!(notes[0].contains("kubectl delete pod -n kagent -l kagent=tooled"), "{notes:?}");
 }

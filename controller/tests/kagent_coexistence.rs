@@ -195,3 +195,45 @@ async fn opt_in_leaves_unlabelled_agents_to_another_controller() {
     assert!(api.get("sandboxes", "kagent", "kagents").is_none(), "an agent without the label is not touched");
     assert!(api.get("sandboxagents", "kagent", "kagents").unwrap().get("status").is_none());
 }
+
+/// kagent >= v0.10 writes no Sandbox (it runs agents on Agent Substrate), so the Sandbox
+/// check cannot see it; its writes of the agent's status conditions do: ControllerConflict,
+/// reason StatusWrittenByAnotherController, naming the manager, and a Warning event.
+#[tokio::test]
+async fn another_controllers_status_writes_are_reported() {
+    let (ctx, mut handle) = context(false);
+    let mut agent = seed_agent(&[], 1);
+    agent.metadata.managed_fields = Some(
+        serde_json::from_value(json!([
+            {"manager": "kagent-controller", "operation": "Update", "apiVersion": "kagent.dev/v1alpha2",
+             "subresource": "status", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:conditions": {}}}}
+        ]))
+        .unwrap(),
+    );
+    let mut held = ours_only("uid-1");
+    held["metadata"]["ownerReferences"] = json!([{"apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
+        "name": "sandbox-agent", "uid": agent.metadata.uid, "controller": true}]);
+    let run = tokio::spawn(reconcile(Arc::new(agent), ctx.clone()));
+    answer_discovery(&mut handle, DEFAULT_RELEASE).await;
+    let sb = through_to_sandbox(&mut handle, SANDBOX_PATH, Some(held.clone())).await;
+    sb.respond_applied(held);
+
+    let status = next(&mut handle).await;
+    status.assert_apply(STATUS_PATH);
+    assert_eq!(
+        conditions(&status.body)[2],
+        ("ControllerConflict".into(), "True".into(), "StatusWrittenByAnotherController".into())
+    );
+    let message = condition_message(&status.body, "ControllerConflict");
+    assert!(message.contains("\"kagent-controller\" (Update)"), "{message}");
+    assert!(message.contains("controller.watchNamespaces"), "{message}");
+    status.respond_applied(json!({}));
+    let warning = next(&mut handle).await;
+    assert_eq!((warning.method.clone(), warning.path.as_str()), (Method::POST, EVENTS_PATH));
+    assert_eq!(warning.body["reason"], "StatusWrittenByAnotherController");
+    warning.respond_applied(json!({}));
+    next(&mut handle).await.respond_applied(json!({})); // the Accepted event
+    finish(run).await;
+    drop(ctx);
+    assert_no_more_requests(handle).await;
+}

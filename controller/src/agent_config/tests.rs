@@ -111,3 +111,34 @@ fn agents_calling_each_other_in_a_circle_are_refused() {
     let e = render_one(&s, &lookup(&[openai(), a])).unwrap_err();
     assert_eq!(e.rejection().unwrap().reason, "AgentToolCycle");
 }
+
+/// Each reason an agent's references can be refused with, and the message naming what is
+/// wrong (the README's Status table).
+#[test]
+fn every_refusal_names_its_reason_and_the_object() {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "prompts", "namespace": "kagent"},
+        "data": {"other": "x"}});
+    let mcp = json!({"apiVersion": "kagent.dev/v1alpha1", "kind": "MCPServer", "metadata": {"name": "portless", "namespace": "kagent"},
+        "spec": {"deployment": {}}});
+    let far = json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "RemoteMCPServer", "metadata": {"name": "far", "namespace": "other"},
+        "spec": {"url": "http://far.other:8084/mcp", "description": "d"}});
+    let odd = json!({"apiVersion": "kagent.dev/v1alpha2", "kind": "ModelConfig", "metadata": {"name": "odd", "namespace": "kagent"},
+        "spec": {"provider": "Mystery", "model": "m"}});
+    let cases = [
+        ("{modelConfig: gpt, systemMessage: x, tools: [{type: Agent, agent: {name: nobody}}]}", "ToolAgentNotFound", "Agent kagent/nobody"),
+        ("{modelConfig: gpt, systemMessage: x, tools: [{type: McpServer, mcpServer: {name: gone, kind: RemoteMCPServer}}]}", "ToolServerNotFound", "RemoteMCPServer kagent/gone"),
+        ("{modelConfig: gpt, systemMessage: x, tools: [{type: McpServer, mcpServer: {name: portless, kind: MCPServer, apiGroup: kagent.dev}}]}", "InvalidToolServer", "portless"),
+        ("{modelConfig: gpt, systemMessage: x, tools: [{type: McpServer, mcpServer: {name: far, namespace: other, kind: RemoteMCPServer}}]}", "CrossNamespaceReferenceNotAllowed", "other"),
+        ("{modelConfig: gpt, systemMessageFrom: {type: ConfigMap, name: absent, key: k}}", "ConfigMapNotFound", "ConfigMap kagent/absent"),
+        ("{modelConfig: gpt, systemMessageFrom: {type: ConfigMap, name: prompts, key: k}}", "ConfigMapKeyNotFound", "ConfigMap kagent/prompts has no key \"k\""),
+        ("{modelConfig: odd, systemMessage: x}", "InvalidModelConfig", "ModelConfig odd"),
+        ("{modelConfig: gpt}", "SystemMessageMissing", "systemMessage"),
+    ];
+    for (declarative, reason, names) in cases {
+        let s = spec(&format!("type: Declarative\ndeclarative: {declarative}"));
+        let e = render_one(&s, &lookup(&[openai(), cm.clone(), mcp.clone(), far.clone(), odd.clone()])).unwrap_err();
+        let r = e.rejection().unwrap_or_else(|| panic!("{declarative}: {e:?}"));
+        assert_eq!(r.reason, reason, "{declarative}: {}", r.message);
+        assert!(r.message.contains(names), "{declarative}: {}", r.message);
+    }
+}

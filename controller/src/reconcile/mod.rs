@@ -240,7 +240,7 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
     let cm_name = objects::settings_name(&name);
-    if let Some(step) = refuse_if_foreign(agent, ctx, &configmaps, "ConfigMap", &namespace, &cm_name).await? {
+    if let Existing::Refused(step) = read_own(agent, ctx, &configmaps, "ConfigMap", &namespace, &cm_name).await? {
         return Ok(step);
     }
     if let Err(source) = apply(ctx, &configmaps, &cm_name, &params, &desired.settings).await {
@@ -249,7 +249,7 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
 
     if let Some(sa) = &desired.service_account {
         let accounts: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), &namespace);
-        if let Some(step) = refuse_if_foreign(agent, ctx, &accounts, "ServiceAccount", &namespace, &name).await? {
+        if let Existing::Refused(step) = read_own(agent, ctx, &accounts, "ServiceAccount", &namespace, &name).await? {
             return Ok(step);
         }
         if let Err(source) = apply(ctx, &accounts, &name, &params, sa).await {
@@ -260,9 +260,10 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
 
     let sandboxes: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &api.version.resource());
     let body = desired.sandbox(&api, &ctx.options);
-    if let Some(step) = refuse_if_foreign(agent, ctx, &sandboxes, "Sandbox", &namespace, &name).await? {
-        return Ok(step);
-    }
+    let previous = match read_own(agent, ctx, &sandboxes, "Sandbox", &namespace, &name).await? {
+        Existing::Own(previous) => previous,
+        Existing::Refused(step) => return Ok(step),
+    };
     let mut sandbox = match apply(ctx, &sandboxes, &name, &params, &body).await {
         Ok(s) => s,
         Err(kube::Error::Api(status)) if status.code == 404 => {
@@ -276,10 +277,13 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         }
     };
 
+    // (another manager's Sandbox, replaced below, restarts its pod anyway)
+    let mut restart_note = restart_needed(previous.as_ref(), &body, &namespace, &name);
     let mut writers = conflict::foreign_spec_writers(&sandbox);
     let mut took_over_before = false;
     if !writers.is_empty() && ctx.take_over_sandboxes {
         if ctx.first_takeover(&key(&agent.metadata)) {
+            restart_note = None;
             sandbox = match take_over(ctx, &sandboxes, &sandbox, &params, &body, &writers).await {
                 Ok(s) => s,
                 Err(source) => {
@@ -297,6 +301,11 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
         } else {
             took_over_before = true;
         }
+    }
+
+    if let Some(note) = restart_note {
+        tracing::info!(agent = %key(&agent.metadata), %note, "config.json changed");
+        event(agent, ctx, EventType::Warning, REASON_POD_RESTART_NEEDED, note).await;
     }
 
     let ready = cond::ready_from_sandbox(Some(&sandbox));
@@ -325,27 +334,62 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     Ok((Action::requeue(next), Step::Deployed))
 }
 
+/// The event reason for a Sandbox whose pod runs an older config.json than the one just
+/// written.
+pub const REASON_POD_RESTART_NEEDED: &str = "PodRestartNeeded";
+
+/// kagent's runtimes read config.json (and the card, the skills) once, at start. kagent's
+/// Deployment rolls its pod when the config-hash changes; agent-sandbox never replaces a
+/// running pod (from v0.4.6 it copies the template's annotations onto it, so the pod's own
+/// config-hash follows the Sandbox's and cannot tell). So when the hash changes under an
+/// existing Sandbox, say so, once, with what to do.
+fn restart_needed(
+    previous: Option<&DynamicObject>,
+    next: &DynamicObject,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    let pointer = format!("/spec/podTemplate/metadata/annotations/{}", objects::CONFIG_HASH.replace('/', "~1"));
+    let old = previous?.data.pointer(&pointer)?.as_str()?;
+    let new = next.data.pointer(&pointer)?.as_str()?;
+    (old != new).then(|| {
+        format!(
+            "config.json changed (kagent.dev/config-hash {old} -> {new}); agent-sandbox keeps the running pod, which \
+             read the old one at start: delete it to restart the agent with the new one \
+             (kubectl delete pod -n {namespace} -l kagent={name})"
+        )
+    })
+}
+
+/// What is stored under a name srt-controller would write.
+enum Existing<K> {
+    /// Nothing, or the agent's own object.
+    Own(Option<K>),
+    /// Another's: the agent was refused.
+    Refused((Action, Step)),
+}
+
 /// An object of the name srt-controller would write that is not the agent's (the namespace's
 /// `default` ServiceAccount for an agent named `default`, a Sandbox someone made by hand)
 /// is never written: the apply would merge the agent's fields and owner into it, and
 /// deleting the agent would then delete it. The agent is refused and looked at again later.
-async fn refuse_if_foreign<K>(
+async fn read_own<K>(
     agent: &SandboxAgent,
     ctx: &Context,
     api: &Api<K>,
     kind: &'static str,
     namespace: &str,
     name: &str,
-) -> Result<Option<(Action, Step)>, Error>
+) -> Result<Existing<K>, Error>
 where
     K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     match api.get_opt(name).await {
         Ok(Some(existing)) if !objects::owned_by(existing.meta(), agent) => {
             reject(agent, ctx, &objects::not_owned(kind, namespace, name)).await?;
-            Ok(Some((Action::requeue(NOT_READY_RESYNC), Step::Rejected)))
+            Ok(Existing::Refused((Action::requeue(NOT_READY_RESYNC), Step::Rejected)))
         }
-        Ok(_) => Ok(None),
+        Ok(existing) => Ok(Existing::Own(existing)),
         Err(source) => {
             let err = Error::Read { kind, namespace: namespace.into(), name: name.into(), source };
             Err(failed(agent, ctx, err).await)

@@ -71,6 +71,8 @@ pub struct FakeApi {
     pub requests: AtomicU64,
     pub applies: AtomicU64,
     pub status_writes: AtomicU64,
+    /// Events created, in order.
+    pub events: Mutex<Vec<Value>>,
     /// Every (API group, resource, verb) a client used, as RBAC names them.
     pub verbs: Mutex<BTreeSet<(String, String, String)>>,
     /// The openAPIV3Schema of each served custom resource, by "group/version/plural".
@@ -118,6 +120,7 @@ impl FakeApi {
             requests: AtomicU64::new(0),
             applies: AtomicU64::new(0),
             status_writes: AtomicU64::new(0),
+            events: Mutex::new(Vec::new()),
             verbs: Mutex::new(BTreeSet::new()),
             schemas: Mutex::new(BTreeMap::new()),
         });
@@ -354,6 +357,9 @@ impl FakeApi {
             (Method::POST, None) => {
                 let mut obj: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 obj["metadata"]["resourceVersion"] = json!(self.next_version());
+                if route.plural == "events" {
+                    self.events.lock().unwrap().push(obj.clone());
+                }
                 json_response(StatusCode::CREATED, obj)
             }
             _ => status_response(405, "MethodNotAllowed", "not supported by the fake"),
