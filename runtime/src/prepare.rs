@@ -193,8 +193,7 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
             // the prefix is protected whole, but for a home, a writable tree's top, a
             // directory holding the project, and a home's dot-entries (`~/.local`: the home
             // rules and their allow-list decide there)
-            let dot_in_home =
-                |pre: &Path| pre.strip_prefix(home).is_ok_and(|rel| crate::protected_names::is_dot_entry(rel));
+            let dot_in_home = |pre: &Path| pre.strip_prefix(home).is_ok_and(crate::protected_names::is_dot_entry);
             let prefix = p
                 .parent()
                 .filter(|_| *name == "PATH" && p.file_name().is_some_and(|n| n == "bin" || n == "sbin"))
