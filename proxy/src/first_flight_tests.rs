@@ -295,3 +295,76 @@ fn unnamed_and_encrypted_hellos_are_a_settings_choice() {
     assert_eq!(judge(&target, &tls(Some("allowed.test"), true), &p), Err(Refusal::EncryptedName));
     assert_eq!(judge(&target, &tls(Some("public.test"), true), &n), Ok(()));
 }
+
+/// A ClientHello in one record naming `name`.
+fn client_hello(name: &str) -> Vec<u8> {
+    let mut b = vec![3, 3];
+    b.extend([7u8; 32]);
+    b.extend([0, 0, 2, 0x13, 0x01, 1, 0]);
+    let mut list = vec![0];
+    list.extend((name.len() as u16).to_be_bytes());
+    list.extend(name.as_bytes());
+    let mut ext = vec![0, 0];
+    ext.extend(((list.len() + 2) as u16).to_be_bytes());
+    ext.extend((list.len() as u16).to_be_bytes());
+    ext.extend(list);
+    b.extend((ext.len() as u16).to_be_bytes());
+    b.extend(ext);
+    let mut m = vec![1];
+    m.extend(&(b.len() as u32).to_be_bytes()[1..]);
+    m.extend(b);
+    let mut r = vec![0x16, 3, 1];
+    r.extend((m.len() as u16).to_be_bytes());
+    r.extend(m);
+    r
+}
+
+#[test]
+fn a_hello_passes_with_its_length_and_the_hello_after_a_retry_is_judged() {
+    use crate::tunnel::Gate;
+    let p = policy(&["allowed.test", "*.allowed.test"]);
+    let target = t("allowed.test:443");
+    let first = client_hello("allowed.test");
+    let mut pipelined = first.clone();
+    pipelined.extend(client_hello("evil.test"));
+    assert_eq!(gate(&target, &p, &pipelined, false), Gate::PassHello { len: first.len() });
+    let ccs = [0x14, 3, 3, 0, 1, 1];
+    let early = [0x17, 3, 3, 0, 3, 9, 9, 9];
+    for (name, ok) in
+        [("allowed.test", true), ("x.allowed.test", true), ("evil.test", false), ("denied.allowed.test", false)]
+    {
+        for before in [&[][..], &ccs[..], &[&early[..], &ccs[..]].concat()] {
+            let mut second = before.to_vec();
+            second.extend(client_hello(name));
+            let got = gate_retry(&target, &p, &second, false);
+            if ok {
+                assert_eq!(got, Gate::PassHello { len: second.len() }, "{name} {before:?}");
+            } else {
+                assert!(matches!(got, Gate::Refuse { reason: "sni-mismatch", .. }), "{name} {before:?}: {got:?}");
+            }
+            // every prefix waits
+            for cut in 0..second.len() {
+                assert_eq!(gate_retry(&target, &p, &second[..cut], false), Gate::NeedMore, "{name} {cut}");
+            }
+        }
+    }
+    // after a retry only a ClientHello may follow, with nothing but CCS and 0-RTT data before it
+    for bad in [&b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"[..], &[0x15, 3, 3, 0, 2, 1, 0], &[0x14, 2, 0, 0, 1, 1]]
+    {
+        assert!(matches!(gate_retry(&target, &p, bad, false), Gate::Refuse { .. }), "{bad:?}");
+    }
+    assert!(matches!(gate_retry(&target, &p, &ccs, true), Gate::Refuse { reason: "first-flight-incomplete", .. }));
+}
+
+#[test]
+fn request_lines_of_http_like_protocols_are_judged_as_http() {
+    // llhttp (Node) serves these as HTTP requests, with their Host
+    for req in [
+        &b"POST / RTSP/1.0\r\nHost: evil.test\r\nContent-Length: 0\r\n\r\n"[..],
+        b"SOURCE / ICE/1.0\r\nHost: evil.test\r\n\r\n",
+        b"OPTIONS * RTSP/1.0\r\nHost: evil.test\r\n\r\n",
+        b"PUT /x SIP/2.0\r\n\r\n",
+    ] {
+        assert!(matches!(classify(req), Seen::Malformed(_)), "{:?}", String::from_utf8_lossy(req));
+    }
+}
