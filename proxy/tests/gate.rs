@@ -373,5 +373,50 @@ fn the_second_client_hello_after_a_retry_request_is_judged() {
     let seen = std::fs::read_to_string(&names).unwrap_or_default();
     assert!(!seen.contains("evil.test") && !seen.contains("denied"), "the server was asked for: {seen}");
     assert!(wrong.is_empty(), "{wrong:#?}");
+    for _ in 0..100 {
+        if refusals(&proxy, "sni-mismatch") == 8 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(refusals(&proxy, "sni-mismatch"), 8);
+}
+
+#[test]
+fn request_lines_node_serves_as_http_are_judged_even_where_other_protocols_pass() {
+    let test = "request_lines_node_serves_as_http_are_judged_even_where_other_protocols_pass";
+    let dir = tempdir("gate-rtsp");
+    let certs = Certs::new(&dir, &["allowed.test", "evil.test"]);
+    let Some(node) = servers::node(&dir, &certs) else {
+        return srt_tests::skip(test, "node is not installed (scripts/deps.sh installs it)");
+    };
+    // every nameless protocol is allowed: only what no server reads as HTTP may pass as one
+    let text = settings(&["allowed.test"], &[])
+        .replacen("\"allowedDomains\"", "\"allowOtherProtocols\": [\"*\"], \"allowedDomains\"", 1);
+    let proxy = Proxy::start(&text, &["--resolve", "allowed.test:*:127.0.0.1"]);
+    let port = node.http.unwrap();
+    let mut wrong = Vec::new();
+    for via in [Via::Connect, Via::Socks5] {
+        for req in [
+            "POST / RTSP/1.0\r\nHost: evil.test\r\nContent-Length: 0\r\n\r\n",
+            "SOURCE / ICE/1.0\r\nHost: evil.test\r\n\r\n",
+            "OPTIONS / RTSP/1.0\r\nHost: evil.test\r\n\r\n",
+        ] {
+            let mut s = tunnel(&proxy, via, port);
+            s.write_all(req.as_bytes()).unwrap();
+            let got = read_all(&mut s);
+            if got.contains("=evil.test") {
+                wrong.push(format!("{via:?} {req:?} reached evil.test: {got:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // the last refusal may be logged a moment after its tunnel closed
+    for _ in 0..100 {
+        if refusals(&proxy, "malformed-first-flight") == 6 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(refusals(&proxy, "malformed-first-flight"), 6);
 }
