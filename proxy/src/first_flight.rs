@@ -97,9 +97,18 @@ fn classify_other(buf: &[u8]) -> Seen {
         Some(b) if b & 0x80 != 0 && buf.get(2).is_none_or(|&t| t == 1) => {
             Seen::Malformed("an SSL 2.0-format ClientHello")
         }
+        // a PROXY protocol header: nginx (`proxy_protocol`), HAProxy (`accept-proxy`) and
+        // Envoy listeners that take one read the TLS or HTTP after it
+        Some(_) if buf.starts_with(PROXY_V2) || buf.starts_with(b"PROXY ") => {
+            Seen::Malformed("a PROXY protocol header")
+        }
+        Some(_) if PROXY_V2.starts_with(buf) || b"PROXY ".starts_with(buf) => Seen::NeedMore,
         Some(_) => text(buf),
     }
 }
+
+/// The signature of a PROXY protocol version 2 header.
+const PROXY_V2: &[u8] = b"\r\n\r\n\0\r\nQUIT\n";
 
 /// A token character (RFC 9110 5.6.2): what a method is made of.
 fn tchar(c: u8) -> bool {

@@ -368,3 +368,17 @@ fn request_lines_of_http_like_protocols_are_judged_as_http() {
         assert!(matches!(classify(req), Seen::Malformed(_)), "{:?}", String::from_utf8_lossy(req));
     }
 }
+
+#[test]
+fn a_proxy_protocol_header_is_refused() {
+    let v2 = b"\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x0c\x7f\x00\x00\x01\x7f\x00\x00\x01\x00\x50\x00\x50";
+    for header in [&b"PROXY TCP4 192.0.2.1 192.0.2.2 1234 443\r\n\x16\x03\x01"[..], b"PROXY UNKNOWN\r\nGET", v2] {
+        assert!(matches!(classify(header), Seen::Malformed(_)), "{header:?}");
+        // every prefix of the signature waits, as empty lines do
+        let sig = if header.starts_with(b"PROXY") { 6 } else { 12 };
+        for cut in 1..sig {
+            assert_eq!(classify(&header[..cut]), Seen::NeedMore, "{:?}", &header[..cut]);
+        }
+    }
+    assert_eq!(classify(b"PROXYish\r\n"), Seen::Other);
+}
