@@ -43,13 +43,11 @@ pub enum Seen {
     Tls(Hello),
     /// An HTTP/1.x request head: the hosts its Host header and absolute-form target name
     /// (without port); `head_end` is where its blank line starts; `strip` the header lines
-    /// that are left out when it is passed on (an h2c upgrade, the Connection headers);
-    /// `connection` the client's Connection tokens kept beside `close` (`Upgrade`).
+    /// that are left out when it is passed on (an h2c upgrade, the Connection headers).
     Http {
         names: Vec<String>,
         head_end: usize,
         strip: Vec<std::ops::Range<usize>>,
-        connection: Vec<String>,
     },
     /// Neither TLS nor HTTP as any server reads them (SSH, databases, git://): carries no
     /// name the gate can check.
@@ -248,7 +246,6 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
     let mut host_seen = false;
     let (mut chunked, mut length) = (false, false);
     let mut strip = Vec::new();
-    let mut keep = Vec::new();
     for (line, span) in &lines[1..] {
         if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
             return Seen::Malformed("a folded HTTP header line");
@@ -275,15 +272,13 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
             strip.push(span.clone());
             continue;
         }
-        // the client's Connection headers give way to one the gate writes: a server that
-        // read only the first (or the last) would otherwise keep the tunnel alive
+        // the client's Connection headers give way to one the gate writes, `close` and
+        // nothing else: a server that read only the first (or the last) would otherwise
+        // keep the tunnel alive, and Python's http.server and gunicorn close only on a
+        // value that is exactly `close` (so no `Upgrade` beside it: plain ws:// upgrades
+        // through a tunnel work only where the front adds its own, as nginx's usual
+        // WebSocket configuration does)
         if name.eq_ignore_ascii_case(b"connection") {
-            for token in value.split(|&c| c == b',').map(trim) {
-                let plain = !token.is_empty() && token.iter().all(|&c| tchar(c));
-                if plain && !token.eq_ignore_ascii_case(b"keep-alive") && !token.eq_ignore_ascii_case(b"close") {
-                    keep.push(String::from_utf8_lossy(token).into_owned());
-                }
-            }
             strip.push(span.clone());
             continue;
         }
@@ -309,7 +304,7 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
         // the front and its backends may frame the body differently
         return Seen::Malformed("both Transfer-Encoding and Content-Length");
     }
-    Seen::Http { names, head_end, strip, connection: keep }
+    Seen::Http { names, head_end, strip }
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -318,10 +313,10 @@ fn trim(v: &[u8]) -> &[u8] {
     &v[s..e.max(s)]
 }
 
-/// The request with the `strip` lines left out and one `Connection: close` header (with
-/// the client's other tokens, `keep`) as its last: the server answers it and closes, so no
-/// second request (with another Host) rides the same judged tunnel.
-pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>], keep: &[String]) -> Vec<u8> {
+/// The request with the `strip` lines left out and one `Connection: close` header as its
+/// last: the server answers it and closes, so no second request (with another Host) rides
+/// the same judged tunnel.
+pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(buf.len() + 32);
     let mut from = 0;
     for r in strip {
@@ -329,12 +324,7 @@ pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<us
         from = r.end;
     }
     out.extend_from_slice(&buf[from..head_end]);
-    out.extend_from_slice(b"Connection: close");
-    for t in keep {
-        out.extend_from_slice(b", ");
-        out.extend_from_slice(t.as_bytes());
-    }
-    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(b"Connection: close\r\n");
     out.extend_from_slice(&buf[head_end..]);
     out
 }
@@ -485,9 +475,7 @@ fn decide(
     }
     match judge(target, &seen, policy) {
         Ok(()) => match seen {
-            Seen::Http { head_end, strip, connection, .. } => {
-                Gate::PassWith(one_request_only(buf, head_end, &strip, &connection))
-            }
+            Seen::Http { head_end, strip, .. } => Gate::PassWith(one_request_only(buf, head_end, &strip)),
             Seen::Tls(_) => Gate::PassHello { len: hello_len },
             _ => Gate::Pass,
         },

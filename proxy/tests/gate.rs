@@ -391,8 +391,11 @@ fn request_lines_node_serves_as_http_are_judged_even_where_other_protocols_pass(
         return srt_tests::skip(test, "node is not installed (scripts/deps.sh installs it)");
     };
     // every nameless protocol is allowed: only what no server reads as HTTP may pass as one
-    let text = settings(&["allowed.test"], &[])
-        .replacen("\"allowedDomains\"", "\"allowOtherProtocols\": [\"*\"], \"allowedDomains\"", 1);
+    let text = settings(&["allowed.test"], &[]).replacen(
+        "\"allowedDomains\"",
+        "\"allowOtherProtocols\": [\"*\"], \"allowedDomains\"",
+        1,
+    );
     let proxy = Proxy::start(&text, &["--resolve", "allowed.test:*:127.0.0.1"]);
     let port = node.http.unwrap();
     let mut wrong = Vec::new();
@@ -419,4 +422,45 @@ fn request_lines_node_serves_as_http_are_judged_even_where_other_protocols_pass(
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(refusals(&proxy, "malformed-first-flight"), 6);
+}
+
+#[test]
+fn a_second_request_hidden_behind_an_allowed_one_reaches_no_other_vhost() {
+    let f = fixture("gate-hidden", "a_second_request_hidden_behind_an_allowed_one_reaches_no_other_vhost");
+    let send = |mut s: TcpStream, req: &[u8]| {
+        let _ = s.write_all(req);
+        read_all(&mut s)
+    };
+    let evil = "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n";
+    let attacks = [
+        // pipelined behind a WebSocket upgrade the server may not take
+        format!("GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n{evil}"),
+        // inside a chunked body, and behind it
+        format!("POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n{evil}"),
+        format!("POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n{evil}"),
+        format!("POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 0\r\n\r\n{evil}"),
+        format!("POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\n{evil}"),
+        // any token beside close: Python's http.server closes only on exactly `close`
+        format!("GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: te\r\nTE: trailers\r\n\r\n{evil}"),
+        // an HTTP/1.0 client asking to keep the connection
+        format!("GET / HTTP/1.0\r\nHost: allowed.test\r\nConnection: keep-alive\r\n\r\n{evil}"),
+        format!("GET / HTTP/1.1\r\nHost: allowed.test\r\nProxy-Connection: keep-alive\r\nKeep-Alive: 300\r\n\r\n{evil}"),
+        // the name spelled otherwise
+        "GET / HTTP/1.1\r\nHost: EVIL.test.\r\n\r\n".to_string(),
+        "GET http://evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n".to_string(),
+        "GET HTTP://evil.test:80/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n".to_string(),
+        "GET / HTTP/1.1\r\nhost:evil.test\r\n\r\n".to_string(),
+        "GET / HTTP/1.1\r\nHost: allowed.test\r\nhost: evil.test\r\n\r\n".to_string(),
+        // a request inside the tunnel to a proxy-minded front
+        "CONNECT evil.test:80 HTTP/1.1\r\nHost: allowed.test\r\n\r\n".to_string(),
+    ];
+    let mut wrong = Vec::new();
+    for a in &attacks {
+        for w in
+            matrix(&f, false, |s| send(s, a.as_bytes()), |s| send(s, b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"))
+        {
+            wrong.push(format!("{a:?}: {w}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
