@@ -4,7 +4,7 @@
 use crate::first_flight;
 use crate::server::Shared;
 use crate::target::Target;
-use crate::tunnel::{self, Gated, Moved, SpliceStream};
+use crate::tunnel::{self, Flight, Gated, Moved, SpliceStream};
 
 /// Relays `client` <-> `upstream` for a tunnel allowed for `target`; `first` holds bytes
 /// the client already sent; `pending` is the client's count of undecided tunnels. The
@@ -19,8 +19,17 @@ pub async fn relay<A: SpliceStream, B: SpliceStream>(
 ) -> Result<Moved, Gated> {
     let limits = &shared.limits;
     let first_flight = shared.policy.load().first_flight.unwrap_or(limits.first_flight_timeout);
-    tunnel::relay_gated(client, upstream, limits.idle_timeout, first_flight, first, pending, |buf, last_chance| {
-        first_flight::gate(target, &shared.policy.load(), buf, last_chance)
-    })
+    tunnel::relay_gated(
+        client,
+        upstream,
+        limits.idle_timeout,
+        first_flight,
+        first,
+        pending,
+        |buf, last_chance, flight| match flight {
+            Flight::First => first_flight::gate(target, &shared.policy.load(), buf, last_chance),
+            Flight::Retry => first_flight::gate_retry(target, &shared.policy.load(), buf, last_chance),
+        },
+    )
     .await
 }

@@ -27,8 +27,10 @@ pub struct Hello {
 pub const HANDSHAKE: u8 = 0x16;
 const CLIENT_HELLO: u8 = 1;
 const EXT_SERVER_NAME: u16 = 0;
-/// encrypted_client_hello (RFC 9849) and the draft ESNI extension.
+/// encrypted_client_hello (RFC 9849, 0xfe0d; its drafts used 0xfe08..0xfe0c, which
+/// deployed servers of their time still read) and the draft ESNI extension.
 const EXT_ECH: u16 = 0xfe0d;
+const EXT_ECH_DRAFTS: std::ops::RangeInclusive<u16> = 0xfe08..=EXT_ECH;
 const EXT_ESNI: u16 = 0xffce;
 /// A ClientHello larger than this is refused (post-quantum key shares make them ~2 KiB).
 pub const MAX_HELLO: usize = 64 * 1024;
@@ -36,44 +38,56 @@ pub const MAX_HELLO: usize = 64 * 1024;
 /// Parses the ClientHello at the start of `buf` (TLS records carrying a handshake
 /// message, possibly split over several records).
 pub fn parse(buf: &[u8]) -> Parsed {
+    parse_with_len(buf).0
+}
+
+/// [`parse`], and how many bytes of `buf` the records holding a whole hello take.
+pub fn parse_with_len(buf: &[u8]) -> (Parsed, usize) {
     let mut msg = Vec::new();
     let mut rest = buf;
     loop {
         if rest.len() < 5 {
-            return NeedMoreOr(rest).check();
+            return (NeedMoreOr(rest).check(), 0);
         }
         if rest[0] != HANDSHAKE {
-            return Parsed::Malformed("a non-handshake record before the ClientHello ended");
+            return (Parsed::Malformed("a non-handshake record before the ClientHello ended"), 0);
         }
         if rest[1] != 3 {
-            return Parsed::Malformed("not a TLS record version");
+            return (Parsed::Malformed("not a TLS record version"), 0);
         }
         let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
         if len == 0 || len > 16384 + 2048 {
-            return Parsed::Malformed("bad TLS record length");
+            return (Parsed::Malformed("bad TLS record length"), 0);
         }
         if rest.len() < 5 + len {
-            return Parsed::NeedMore;
+            return (Parsed::NeedMore, 0);
         }
         msg.extend_from_slice(&rest[5..5 + len]);
         rest = &rest[5 + len..];
         if msg.len() >= 4 {
             if msg[0] != CLIENT_HELLO {
-                return Parsed::Malformed("the first handshake message is not a ClientHello");
+                return (Parsed::Malformed("the first handshake message is not a ClientHello"), 0);
             }
             let body_len = usize::from(msg[1]) << 16 | usize::from(msg[2]) << 8 | usize::from(msg[3]);
             if body_len + 4 > MAX_HELLO {
-                return Parsed::Malformed("ClientHello too large");
+                return (Parsed::Malformed("ClientHello too large"), 0);
             }
-            if msg.len() >= body_len + 4 {
-                return match hello_body(&msg[4..4 + body_len]) {
-                    Some(h) => Parsed::Hello(h),
-                    None => Parsed::Malformed("malformed ClientHello"),
+            if msg.len() > body_len + 4 {
+                // a client sends nothing after its hello before the server answers; a
+                // message behind it in the same record (a second ClientHello, read after a
+                // HelloRetryRequest) would reach the server unjudged
+                return (Parsed::Malformed("bytes after the ClientHello in its record"), 0);
+            }
+            if msg.len() == body_len + 4 {
+                let used = buf.len() - rest.len();
+                return match hello_body(&msg[4..]) {
+                    Some(h) => (Parsed::Hello(h), used),
+                    None => (Parsed::Malformed("malformed ClientHello"), 0),
                 };
             }
         }
         if msg.len() > MAX_HELLO {
-            return Parsed::Malformed("ClientHello too large");
+            return (Parsed::Malformed("ClientHello too large"), 0);
         }
     }
 }
@@ -146,7 +160,8 @@ fn hello_body(body: &[u8]) -> Option<Hello> {
                 seen_sni = true;
                 hello.server_name = server_name(data)?;
             }
-            EXT_ECH | EXT_ESNI => hello.encrypted_name = true,
+            EXT_ESNI => hello.encrypted_name = true,
+            k if EXT_ECH_DRAFTS.contains(&k) => hello.encrypted_name = true,
             _ => {}
         }
     }
@@ -178,6 +193,126 @@ fn server_name(data: &[u8]) -> Option<Option<String>> {
         found = Some(String::from_utf8_lossy(name).to_ascii_lowercase());
     }
     Some(found)
+}
+
+/// The server's last word on hellos, as far as the gate needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerSaid {
+    /// A ServerHello: the handshake goes on encrypted (TLS 1.3) or without another hello.
+    Hello,
+    /// Anything else (an alert, bytes that are not TLS, a server that closed): no further
+    /// hello will be read, and no further client byte is judged.
+    NotTls,
+}
+
+/// The random of a HelloRetryRequest (RFC 8446 4.1.3): SHA-256 of "HelloRetryRequest".
+const HRR_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91, 0xc2, 0xa2, 0x11,
+    0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+];
+const SERVER_HELLO: u8 = 2;
+const CHANGE_CIPHER_SPEC: u8 = 0x14;
+
+/// Reads the server's side of a handshake as it streams past, holding no more than a
+/// record header and the start of one message: each ServerHello is told apart from a
+/// HelloRetryRequest by its random. Feeding stops mattering once it says `Hello` or
+/// `NotTls`.
+#[derive(Debug, Default)]
+pub struct ServerWatch {
+    /// The current record's header as far as it has come, and its payload bytes still to come.
+    header: Vec<u8>,
+    record_left: usize,
+    record_type: u8,
+    /// The current handshake message's first bytes (type, length, version, random), and
+    /// its bytes still to skip once those were read.
+    msg: Vec<u8>,
+    msg_left: usize,
+    retries: u8,
+    done: Option<ServerSaid>,
+}
+
+/// A message's header and a ServerHello's version and random.
+const SERVER_HELLO_HEAD: usize = 4 + 2 + 32;
+
+impl ServerWatch {
+    /// HelloRetryRequests seen so far: each means a second ClientHello the server reads
+    /// as a new one (OpenSSL serves the name in it).
+    pub fn retries(&self) -> u8 {
+        self.retries
+    }
+
+    /// The server's last word on hellos, once said.
+    pub fn done(&self) -> Option<ServerSaid> {
+        self.done
+    }
+
+    /// The server's stream ended (or is no longer watched) before it said more.
+    pub fn end(&mut self) {
+        self.done.get_or_insert(ServerSaid::NotTls);
+    }
+
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && self.done.is_none() {
+            if self.record_left == 0 {
+                let want = 5 - self.header.len();
+                let n = want.min(bytes.len());
+                self.header.extend_from_slice(&bytes[..n]);
+                bytes = &bytes[n..];
+                if self.header.len() < 5 {
+                    return;
+                }
+                let (kind, version) = (self.header[0], self.header[1]);
+                let len = usize::from(u16::from_be_bytes([self.header[3], self.header[4]]));
+                self.header.clear();
+                if version != 3 || len == 0 || !(kind == HANDSHAKE || kind == CHANGE_CIPHER_SPEC) {
+                    self.done = Some(ServerSaid::NotTls);
+                    return;
+                }
+                self.record_type = kind;
+                self.record_left = len;
+                continue;
+            }
+            let n = self.record_left.min(bytes.len());
+            let (payload, after) = bytes.split_at(n);
+            bytes = after;
+            self.record_left -= n;
+            if self.record_type == HANDSHAKE {
+                self.handshake(payload);
+            }
+        }
+    }
+
+    fn handshake(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && self.done.is_none() {
+            if self.msg_left > 0 {
+                let n = self.msg_left.min(bytes.len());
+                self.msg_left -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let n = (SERVER_HELLO_HEAD - self.msg.len()).min(bytes.len());
+            self.msg.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.msg.len() < 4 {
+                return;
+            }
+            let len = usize::from(self.msg[1]) << 16 | usize::from(self.msg[2]) << 8 | usize::from(self.msg[3]);
+            if self.msg[0] != SERVER_HELLO || len + 4 < SERVER_HELLO_HEAD {
+                self.done = Some(ServerSaid::NotTls);
+                return;
+            }
+            if self.msg.len() < SERVER_HELLO_HEAD {
+                return;
+            }
+            if self.msg[6..SERVER_HELLO_HEAD] != HRR_RANDOM {
+                self.done = Some(ServerSaid::Hello);
+                return;
+            }
+            self.retries = self.retries.saturating_add(1);
+            self.msg_left = len + 4 - SERVER_HELLO_HEAD;
+            self.msg.clear();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -142,3 +142,95 @@ fn a_real_rustls_client_hello() {
         Parsed::Hello(Hello { server_name: Some("files.example.test".into()), encrypted_name: false })
     );
 }
+
+#[test]
+fn a_message_behind_the_hello_in_its_record_is_malformed() {
+    let one = body(&[(EXT_SERVER_NAME, sni(&[b"allowed.test"]))]);
+    let two = body(&[(EXT_SERVER_NAME, sni(&[b"evil.test"]))]);
+    // both hellos in one record: the second would be read after a HelloRetryRequest
+    let mut msgs = records(&one, 16384)[5..].to_vec();
+    msgs.extend(&records(&two, 16384)[5..]);
+    let mut rec = vec![HANDSHAKE, 3, 1];
+    rec.extend((msgs.len() as u16).to_be_bytes());
+    rec.extend(&msgs);
+    assert!(matches!(parse(&rec), Parsed::Malformed(_)), "{:?}", parse(&rec));
+    // in records of their own, the first is the hello, and its length says where it ends
+    let first = records(&one, 16384);
+    let mut both = first.clone();
+    both.extend(records(&two, 16384));
+    let (p, len) = parse_with_len(&both);
+    assert_eq!(p, Parsed::Hello(Hello { server_name: Some("allowed.test".into()), encrypted_name: false }));
+    assert_eq!(len, first.len());
+}
+
+#[test]
+fn draft_ech_extensions_are_encrypted_names_too() {
+    for kind in 0xfe08..=0xfe0du16 {
+        let b = records(&body(&[(EXT_SERVER_NAME, sni(&[b"public.test"])), (kind, vec![0; 8])]), 16384);
+        assert!(matches!(parse(&b), Parsed::Hello(Hello { encrypted_name: true, .. })), "{kind:x}");
+    }
+}
+
+/// A server's record of handshake messages.
+fn server_records(kind: u8, payload: &[u8]) -> Vec<u8> {
+    let mut r = vec![kind, 3, 3];
+    r.extend((payload.len() as u16).to_be_bytes());
+    r.extend(payload);
+    r
+}
+
+fn server_hello(random: [u8; 32], extra: usize) -> Vec<u8> {
+    let mut b = vec![3, 3];
+    b.extend(random);
+    b.extend(vec![0; extra]);
+    let mut m = vec![SERVER_HELLO];
+    m.extend(&(b.len() as u32).to_be_bytes()[1..]);
+    m.extend(b);
+    m
+}
+
+fn watch(bytes: &[u8], step: usize) -> (u8, Option<ServerSaid>) {
+    let mut w = ServerWatch::default();
+    for part in bytes.chunks(step) {
+        w.feed(part);
+    }
+    (w.retries(), w.done())
+}
+
+#[test]
+fn the_server_watch_tells_a_retry_from_a_hello_however_the_bytes_come() {
+    let hello = server_records(HANDSHAKE, &server_hello([9; 32], 40));
+    let retry = server_records(HANDSHAKE, &server_hello(HRR_RANDOM, 300));
+    let ccs = server_records(CHANGE_CIPHER_SPEC, &[1]);
+    for step in [1, 2, 5, 7, 1000] {
+        assert_eq!(watch(&hello, step), (0, Some(ServerSaid::Hello)), "{step}");
+        assert_eq!(watch(&retry, step), (1, None), "{step}");
+        let mut then = retry.clone();
+        then.extend(&ccs);
+        then.extend(&hello);
+        assert_eq!(watch(&then, step), (1, Some(ServerSaid::Hello)), "{step}");
+        let mut twice = retry.clone();
+        twice.extend(&retry);
+        assert_eq!(watch(&twice, step), (2, None), "{step}");
+    }
+    // a ServerHello split over records
+    let msg = server_hello([9; 32], 40);
+    let mut split = server_records(HANDSHAKE, &msg[..10]);
+    split.extend(server_records(HANDSHAKE, &msg[10..]));
+    assert_eq!(watch(&split, 3), (0, Some(ServerSaid::Hello)));
+    // an alert, plain text, another message first, an empty record: no hello will come
+    for other in [
+        server_records(0x15, &[2, 40]),
+        b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec(),
+        server_records(HANDSHAKE, &[11, 0, 0, 40]),
+        server_records(HANDSHAKE, &[]),
+        server_records(0x17, &[0; 20]),
+    ] {
+        assert_eq!(watch(&other, 1).1, Some(ServerSaid::NotTls), "{other:?}");
+    }
+    let mut w = ServerWatch::default();
+    w.feed(&hello[..20]);
+    assert_eq!(w.done(), None);
+    w.end();
+    assert_eq!(w.done(), Some(ServerSaid::NotTls));
+}

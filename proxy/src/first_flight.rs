@@ -43,13 +43,11 @@ pub enum Seen {
     Tls(Hello),
     /// An HTTP/1.x request head: the hosts its Host header and absolute-form target name
     /// (without port); `head_end` is where its blank line starts; `strip` the header lines
-    /// that are left out when it is passed on (an h2c upgrade, the Connection headers);
-    /// `connection` the client's Connection tokens kept beside `close` (`Upgrade`).
+    /// that are left out when it is passed on (an h2c upgrade, the Connection headers).
     Http {
         names: Vec<String>,
         head_end: usize,
         strip: Vec<std::ops::Range<usize>>,
-        connection: Vec<String>,
     },
     /// Neither TLS nor HTTP as any server reads them (SSH, databases, git://): carries no
     /// name the gate can check.
@@ -70,21 +68,45 @@ pub const MAX_HEAD: usize = 64 * 1024;
 const TLS_OTHER_RECORDS: std::ops::RangeInclusive<u8> = 0x14..=0x18;
 
 pub fn classify(buf: &[u8]) -> Seen {
+    classify_len(buf).0
+}
+
+/// [`classify`], and for a ClientHello how many bytes its records take.
+fn classify_len(buf: &[u8]) -> (Seen, usize) {
+    if buf.first() == Some(&client_hello::HANDSHAKE) {
+        return hello(buf);
+    }
+    (classify_other(buf), 0)
+}
+
+fn hello(buf: &[u8]) -> (Seen, usize) {
+    match client_hello::parse_with_len(buf) {
+        (client_hello::Parsed::Hello(h), len) => (Seen::Tls(h), len),
+        (client_hello::Parsed::NeedMore, _) => (Seen::NeedMore, 0),
+        (client_hello::Parsed::Malformed(why), _) => (Seen::Malformed(why), 0),
+    }
+}
+
+fn classify_other(buf: &[u8]) -> Seen {
     match buf.first() {
         None => Seen::NeedMore,
-        Some(&client_hello::HANDSHAKE) => match client_hello::parse(buf) {
-            client_hello::Parsed::Hello(h) => Seen::Tls(h),
-            client_hello::Parsed::NeedMore => Seen::NeedMore,
-            client_hello::Parsed::Malformed(why) => Seen::Malformed(why),
-        },
         Some(b) if TLS_OTHER_RECORDS.contains(b) => Seen::Malformed("a TLS record other than a ClientHello came first"),
         // an SSL 2.0-format ClientHello (length with the top bit, then type 1): TLS without SNI
         Some(b) if b & 0x80 != 0 && buf.get(2).is_none_or(|&t| t == 1) => {
             Seen::Malformed("an SSL 2.0-format ClientHello")
         }
+        // a PROXY protocol header: nginx (`proxy_protocol`), HAProxy (`accept-proxy`) and
+        // Envoy listeners that take one read the TLS or HTTP after it
+        Some(_) if buf.starts_with(PROXY_V2) || buf.starts_with(b"PROXY ") => {
+            Seen::Malformed("a PROXY protocol header")
+        }
+        Some(_) if PROXY_V2.starts_with(buf) || b"PROXY ".starts_with(buf) => Seen::NeedMore,
         Some(_) => text(buf),
     }
 }
+
+/// The signature of a PROXY protocol version 2 header.
+const PROXY_V2: &[u8] = b"\r\n\r\n\0\r\nQUIT\n";
 
 /// A token character (RFC 9110 5.6.2): what a method is made of.
 fn tchar(c: u8) -> bool {
@@ -129,7 +151,6 @@ fn text(buf: &[u8]) -> Seen {
     };
     // what a server ending lines at LF only reads as the line, as far as it has come
     let to_lf = buf[start..].iter().position(|&c| c == b'\n').map_or(&buf[start..], |nl| &buf[start..start + nl]);
-    let names_http = |l: &[u8]| l.windows(5).any(|w| w.eq_ignore_ascii_case(b"HTTP/"));
     if names_http(&buf[start..at]) || names_http(to_lf) {
         return if full_line { http_head(buf, start) } else { Seen::Malformed("a control byte in a request line") };
     }
@@ -138,6 +159,22 @@ fn text(buf: &[u8]) -> Seen {
         return Seen::Malformed("an HTTP/0.9 request names no host");
     }
     Seen::Other
+}
+
+/// Whether a (first) line could be an HTTP/1.x request line to some server: it names
+/// `HTTP/` anywhere, or ends in another protocol's version that llhttp (Node) serves as
+/// HTTP with its Host (`POST / RTSP/1.0`, `SOURCE / ICE/1.0`), or any `NAME/digit` there.
+fn names_http(line: &[u8]) -> bool {
+    if line.windows(5).any(|w| w.eq_ignore_ascii_case(b"HTTP/")) {
+        return true;
+    }
+    let line = trim(line);
+    let last = line.rsplit(|&c| c == b' ' || c == b'\t').next().unwrap_or_default();
+    let letters = last.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    line.len() > last.len()
+        && letters > 0
+        && last.get(letters) == Some(&b'/')
+        && last.get(letters + 1).is_some_and(u8::is_ascii_digit)
 }
 
 /// One line of a head: its bytes without the line end, and where the next line starts.
@@ -209,7 +246,6 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
     let mut host_seen = false;
     let (mut chunked, mut length) = (false, false);
     let mut strip = Vec::new();
-    let mut keep = Vec::new();
     for (line, span) in &lines[1..] {
         if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
             return Seen::Malformed("a folded HTTP header line");
@@ -236,15 +272,13 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
             strip.push(span.clone());
             continue;
         }
-        // the client's Connection headers give way to one the gate writes: a server that
-        // read only the first (or the last) would otherwise keep the tunnel alive
+        // the client's Connection headers give way to one the gate writes, `close` and
+        // nothing else: a server that read only the first (or the last) would otherwise
+        // keep the tunnel alive, and Python's http.server and gunicorn close only on a
+        // value that is exactly `close` (so no `Upgrade` beside it: plain ws:// upgrades
+        // through a tunnel work only where the front adds its own, as nginx's usual
+        // WebSocket configuration does)
         if name.eq_ignore_ascii_case(b"connection") {
-            for token in value.split(|&c| c == b',').map(trim) {
-                let plain = !token.is_empty() && token.iter().all(|&c| tchar(c));
-                if plain && !token.eq_ignore_ascii_case(b"keep-alive") && !token.eq_ignore_ascii_case(b"close") {
-                    keep.push(String::from_utf8_lossy(token).into_owned());
-                }
-            }
             strip.push(span.clone());
             continue;
         }
@@ -270,7 +304,7 @@ fn http_head(buf: &[u8], start: usize) -> Seen {
         // the front and its backends may frame the body differently
         return Seen::Malformed("both Transfer-Encoding and Content-Length");
     }
-    Seen::Http { names, head_end, strip, connection: keep }
+    Seen::Http { names, head_end, strip }
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -279,10 +313,10 @@ fn trim(v: &[u8]) -> &[u8] {
     &v[s..e.max(s)]
 }
 
-/// The request with the `strip` lines left out and one `Connection: close` header (with
-/// the client's other tokens, `keep`) as its last: the server answers it and closes, so no
-/// second request (with another Host) rides the same judged tunnel.
-pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>], keep: &[String]) -> Vec<u8> {
+/// The request with the `strip` lines left out and one `Connection: close` header as its
+/// last: the server answers it and closes, so no second request (with another Host) rides
+/// the same judged tunnel.
+pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<usize>]) -> Vec<u8> {
     let mut out = Vec::with_capacity(buf.len() + 32);
     let mut from = 0;
     for r in strip {
@@ -290,12 +324,7 @@ pub fn one_request_only(buf: &[u8], head_end: usize, strip: &[std::ops::Range<us
         from = r.end;
     }
     out.extend_from_slice(&buf[from..head_end]);
-    out.extend_from_slice(b"Connection: close");
-    for t in keep {
-        out.extend_from_slice(b", ");
-        out.extend_from_slice(t.as_bytes());
-    }
-    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(b"Connection: close\r\n");
     out.extend_from_slice(&buf[head_end..]);
     out
 }
@@ -395,16 +424,59 @@ const HTTP_MALFORMED: &[u8] = b"HTTP/1.1 403 Blocked by sandbox network policy (
 /// `last_chance`: no more bytes will come (end of stream, the bound, the first-flight
 /// timeout), so bytes still incomplete are refused, never passed.
 pub fn gate(target: &Target, policy: &Policy, buf: &[u8], last_chance: bool) -> crate::tunnel::Gate {
+    let (seen, hello_len) = classify_len(buf);
+    decide(target, policy, buf, seen, hello_len, last_chance)
+}
+
+/// The records a client may send between a HelloRetryRequest and its second ClientHello:
+/// ChangeCipherSpec (middlebox compatibility) and application data (0-RTT data the server
+/// skips once it has asked for a retry). At most this many.
+const MAX_RECORDS_BEFORE_RETRY: usize = 64;
+
+/// The gate for the client's bytes after the server answered its ClientHello with a
+/// HelloRetryRequest: OpenSSL (and so nginx, HAProxy, Node, Python) reads the second
+/// ClientHello as a new one and serves its name, so it is judged as the first was. Only
+/// ChangeCipherSpec and application-data records may come before it.
+pub fn gate_retry(target: &Target, policy: &Policy, buf: &[u8], last_chance: bool) -> crate::tunnel::Gate {
+    let mut at = 0;
+    for _ in 0..MAX_RECORDS_BEFORE_RETRY {
+        match buf.get(at..at + 5) {
+            Some([0x14 | 0x17, 3, _, hi, lo]) => {
+                let next = at + 5 + usize::from(u16::from_be_bytes([*hi, *lo]));
+                if next > buf.len() {
+                    break;
+                }
+                at = next;
+            }
+            _ => break,
+        }
+    }
+    let (seen, hello_len) = match buf.get(at) {
+        None => (Seen::NeedMore, 0),
+        Some(&client_hello::HANDSHAKE) => hello(&buf[at..]),
+        // a partial record header of one of the skipped kinds
+        Some(0x14 | 0x17) if buf.len() - at < 5 || buf.get(at + 1) == Some(&3) => (Seen::NeedMore, 0),
+        Some(_) => (Seen::Malformed("a retried TLS handshake goes on with something else than a ClientHello"), 0),
+    };
+    decide(target, policy, buf, seen, at + hello_len, last_chance)
+}
+
+fn decide(
+    target: &Target,
+    policy: &Policy,
+    buf: &[u8],
+    seen: Seen,
+    hello_len: usize,
+    last_chance: bool,
+) -> crate::tunnel::Gate {
     use crate::tunnel::Gate;
-    let seen = classify(buf);
     if seen == Seen::NeedMore && !last_chance {
         return Gate::NeedMore;
     }
     match judge(target, &seen, policy) {
         Ok(()) => match seen {
-            Seen::Http { head_end, strip, connection, .. } => {
-                Gate::PassWith(one_request_only(buf, head_end, &strip, &connection))
-            }
+            Seen::Http { head_end, strip, .. } => Gate::PassWith(one_request_only(buf, head_end, &strip)),
+            Seen::Tls(_) => Gate::PassHello { len: hello_len },
             _ => Gate::Pass,
         },
         Err(r) => {

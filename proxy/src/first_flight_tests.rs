@@ -28,12 +28,7 @@ fn tls(name: Option<&str>, encrypted: bool) -> Seen {
 }
 
 fn http(names: &[&str], head_end: usize) -> Seen {
-    Seen::Http {
-        names: names.iter().map(|n| n.to_string()).collect(),
-        head_end,
-        strip: Vec::new(),
-        connection: Vec::new(),
-    }
+    Seen::Http { names: names.iter().map(|n| n.to_string()).collect(), head_end, strip: Vec::new() }
 }
 
 /// `classify` of a request head, with its blank line where it is.
@@ -224,17 +219,15 @@ fn tricky_header_spellings_are_refused() {
         assert!(matches!(classify(bad), Seen::Malformed(_)), "{:?}", String::from_utf8_lossy(bad));
     }
     let ws = b"GET /ws HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
-    // the WebSocket upgrade stays; its Connection header is rewritten into the gate's own
-    assert!(
-        matches!(classify(ws), Seen::Http { strip, connection, .. } if strip.len() == 1 && connection == ["Upgrade"])
-    );
+    // the WebSocket upgrade stays; its Connection header gives way to the gate's `close`
+    assert!(matches!(classify(ws), Seen::Http { strip, .. } if strip.len() == 1));
     // h2c and TLS upgrades would open streams naming hosts anew: left out, the request passes
     let p = policy(&["allowed.test"]);
     let h2c = b"GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\nAccept: */*\r\n\r\nbody";
     match gate(&t("allowed.test:80"), &p, h2c, false) {
         crate::tunnel::Gate::PassWith(out) => assert_eq!(
             String::from_utf8_lossy(&out),
-            "GET / HTTP/1.1\r\nHost: allowed.test\r\nAccept: */*\r\nConnection: close, Upgrade, HTTP2-Settings\r\n\r\nbody"
+            "GET / HTTP/1.1\r\nHost: allowed.test\r\nAccept: */*\r\nConnection: close\r\n\r\nbody"
         ),
         other => panic!("{other:?}"),
     }
@@ -242,8 +235,9 @@ fn tricky_header_spellings_are_refused() {
     assert!(matches!(classify(tls), Seen::Http { strip, .. } if strip.len() == 1));
 }
 
-/// A server reading only the first Connection header (or only the last) would keep the
-/// tunnel alive for a second request: the gate's is the only one.
+/// A server reading only the first Connection header (or only the last), or closing only
+/// on a value that is exactly `close` (Python's http.server, gunicorn), would keep the
+/// tunnel alive for a second request: the gate's is the only one, and says only `close`.
 #[test]
 fn the_clients_connection_headers_give_way_to_one_close() {
     let p = policy(&["allowed.test"]);
@@ -251,7 +245,7 @@ fn the_clients_connection_headers_give_way_to_one_close() {
     match gate(&t("allowed.test:80"), &p, req, false) {
         crate::tunnel::Gate::PassWith(out) => assert_eq!(
             String::from_utf8_lossy(&out),
-            "GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\nConnection: close, Upgrade\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+            "GET / HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"
         ),
         other => panic!("{other:?}"),
     }
@@ -294,4 +288,91 @@ fn unnamed_and_encrypted_hellos_are_a_settings_choice() {
     assert_eq!(judge(&target, &tls(None, true), &p), Err(Refusal::EncryptedName));
     assert_eq!(judge(&target, &tls(Some("allowed.test"), true), &p), Err(Refusal::EncryptedName));
     assert_eq!(judge(&target, &tls(Some("public.test"), true), &n), Ok(()));
+}
+
+/// A ClientHello in one record naming `name`.
+fn client_hello(name: &str) -> Vec<u8> {
+    let mut b = vec![3, 3];
+    b.extend([7u8; 32]);
+    b.extend([0, 0, 2, 0x13, 0x01, 1, 0]);
+    let mut list = vec![0];
+    list.extend((name.len() as u16).to_be_bytes());
+    list.extend(name.as_bytes());
+    let mut ext = vec![0, 0];
+    ext.extend(((list.len() + 2) as u16).to_be_bytes());
+    ext.extend((list.len() as u16).to_be_bytes());
+    ext.extend(list);
+    b.extend((ext.len() as u16).to_be_bytes());
+    b.extend(ext);
+    let mut m = vec![1];
+    m.extend(&(b.len() as u32).to_be_bytes()[1..]);
+    m.extend(b);
+    let mut r = vec![0x16, 3, 1];
+    r.extend((m.len() as u16).to_be_bytes());
+    r.extend(m);
+    r
+}
+
+#[test]
+fn a_hello_passes_with_its_length_and_the_hello_after_a_retry_is_judged() {
+    use crate::tunnel::Gate;
+    let p = policy(&["allowed.test", "*.allowed.test"]);
+    let target = t("allowed.test:443");
+    let first = client_hello("allowed.test");
+    let mut pipelined = first.clone();
+    pipelined.extend(client_hello("evil.test"));
+    assert_eq!(gate(&target, &p, &pipelined, false), Gate::PassHello { len: first.len() });
+    let ccs = [0x14, 3, 3, 0, 1, 1];
+    let early = [0x17, 3, 3, 0, 3, 9, 9, 9];
+    for (name, ok) in
+        [("allowed.test", true), ("x.allowed.test", true), ("evil.test", false), ("denied.allowed.test", false)]
+    {
+        for before in [&[][..], &ccs[..], &[&early[..], &ccs[..]].concat()] {
+            let mut second = before.to_vec();
+            second.extend(client_hello(name));
+            let got = gate_retry(&target, &p, &second, false);
+            if ok {
+                assert_eq!(got, Gate::PassHello { len: second.len() }, "{name} {before:?}");
+            } else {
+                assert!(matches!(got, Gate::Refuse { reason: "sni-mismatch", .. }), "{name} {before:?}: {got:?}");
+            }
+            // every prefix waits
+            for cut in 0..second.len() {
+                assert_eq!(gate_retry(&target, &p, &second[..cut], false), Gate::NeedMore, "{name} {cut}");
+            }
+        }
+    }
+    // after a retry only a ClientHello may follow, with nothing but CCS and 0-RTT data before it
+    for bad in [&b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"[..], &[0x15, 3, 3, 0, 2, 1, 0], &[0x14, 2, 0, 0, 1, 1]]
+    {
+        assert!(matches!(gate_retry(&target, &p, bad, false), Gate::Refuse { .. }), "{bad:?}");
+    }
+    assert!(matches!(gate_retry(&target, &p, &ccs, true), Gate::Refuse { reason: "first-flight-incomplete", .. }));
+}
+
+#[test]
+fn request_lines_of_http_like_protocols_are_judged_as_http() {
+    // llhttp (Node) serves these as HTTP requests, with their Host
+    for req in [
+        &b"POST / RTSP/1.0\r\nHost: evil.test\r\nContent-Length: 0\r\n\r\n"[..],
+        b"SOURCE / ICE/1.0\r\nHost: evil.test\r\n\r\n",
+        b"OPTIONS * RTSP/1.0\r\nHost: evil.test\r\n\r\n",
+        b"PUT /x SIP/2.0\r\n\r\n",
+    ] {
+        assert!(matches!(classify(req), Seen::Malformed(_)), "{:?}", String::from_utf8_lossy(req));
+    }
+}
+
+#[test]
+fn a_proxy_protocol_header_is_refused() {
+    let v2 = b"\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x0c\x7f\x00\x00\x01\x7f\x00\x00\x01\x00\x50\x00\x50";
+    for header in [&b"PROXY TCP4 192.0.2.1 192.0.2.2 1234 443\r\n\x16\x03\x01"[..], b"PROXY UNKNOWN\r\nGET", v2] {
+        assert!(matches!(classify(header), Seen::Malformed(_)), "{header:?}");
+        // every prefix of the signature waits, as empty lines do
+        let sig = if header.starts_with(b"PROXY") { 6 } else { 12 };
+        for cut in 1..sig {
+            assert_eq!(classify(&header[..cut]), Seen::NeedMore, "{:?}", &header[..cut]);
+        }
+    }
+    assert_eq!(classify(b"PROXYish\r\n"), Seen::Other);
 }

@@ -69,6 +69,10 @@ struct Cli {
     /// Most tunnels one client may hold that have not yet sent their first bytes.
     #[arg(long, default_value_t = 128, value_name = "N")]
     max_pending_per_client: usize,
+    /// Most connections one client may hold, counted before it shows its token (so a peer
+    /// without one cannot fill --max-connections); more get 503.
+    #[arg(long, default_value_t = 2048, value_name = "N")]
+    max_connections_per_client: usize,
 }
 
 fn main() {
@@ -117,6 +121,7 @@ fn run(cli: Cli) -> Result<(), String> {
         first_flight_timeout: Duration::from_secs(cli.first_flight_timeout.max(1)),
         max_tunnels_per_client: cli.max_tunnels_per_client.max(1),
         max_pending_per_client: cli.max_pending_per_client.max(1),
+        max_connections_per_client: cli.max_connections_per_client.max(1),
         ..Limits::default()
     };
     raise_fd_limit();

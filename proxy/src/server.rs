@@ -34,6 +34,8 @@ pub struct Limits {
     pub max_tunnels_per_client: usize,
     /// Most tunnels one client may hold that still wait for their first flight.
     pub max_pending_per_client: usize,
+    /// Most connections one client may hold, counted before it shows a token.
+    pub max_connections_per_client: usize,
 }
 
 impl Default for Limits {
@@ -49,6 +51,7 @@ impl Default for Limits {
             first_flight_timeout: Duration::from_secs(30),
             max_tunnels_per_client: 4096,
             max_pending_per_client: 4096,
+            max_connections_per_client: 8192,
         }
     }
 }
@@ -102,7 +105,11 @@ impl Shared {
             token,
             resolver,
             tunnels: Arc::new(Semaphore::new(limits.max_tunnels)),
-            clients: crate::clients::Clients::new(limits.max_tunnels_per_client, limits.max_pending_per_client),
+            clients: crate::clients::Clients::new(
+                limits.max_tunnels_per_client,
+                limits.max_pending_per_client,
+                limits.max_connections_per_client,
+            ),
             conns: Arc::new(Semaphore::new(limits.max_connections)),
             dialer: crate::dial::system_dialer(),
             limits,
@@ -222,6 +229,14 @@ pub async fn serve(listener: Listener, shared: Arc<Shared>) -> io::Result<()> {
             tokio::spawn(async move { conn.reject_busy().await });
             continue;
         };
+        // per client too: one that opens connections and sends nothing (it needs no token
+        // for that) would otherwise hold every slot of a shared proxy
+        let Ok(held) = shared.clients.connect(crate::clients::client_key(&peer)) else {
+            shared.metrics.limit_rejections.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(async move { conn.reject_busy().await });
+            continue;
+        };
+        let permit = (permit, held);
         let shared = shared.clone();
         tokio::spawn(async move {
             match conn {
@@ -247,7 +262,12 @@ impl Conn {
     }
 }
 
-async fn handle<S: ClientStream>(stream: S, peer: String, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
+async fn handle<S: ClientStream>(
+    stream: S,
+    peer: String,
+    shared: Arc<Shared>,
+    permit: (OwnedSemaphorePermit, crate::clients::Held),
+) {
     shared.metrics.active_connections.fetch_add(1, Ordering::Relaxed);
     let first = tokio::time::timeout(shared.limits.header_timeout, peek(&stream)).await;
     match first {

@@ -268,3 +268,40 @@ fn a_silent_tunnel_is_closed_after_the_first_flight_timeout() {
     p.wait_log(&["\"reason\":\"first-flight-incomplete\""]);
     assert!(origin.heads.lock().unwrap().is_empty(), "nothing reached the origin");
 }
+
+#[test]
+fn a_peer_holding_silent_connections_does_not_starve_another_client() {
+    let origin = Origin::start();
+    let text = settings(&["allowed.test"], &[]);
+    let p = Proxy::start(
+        &text,
+        &["--resolve", "allowed.test:*:127.0.0.1", "--max-connections", "300", "--max-connections-per-client", "100"],
+    );
+    // 127.0.0.1 opens connections and sends nothing: it needs no token for that
+    let mut silent = Vec::new();
+    for _ in 0..400 {
+        silent.push(TcpStream::connect(p.addr).unwrap());
+    }
+    // those beyond its cap are refused at once
+    let start = std::time::Instant::now();
+    let mut busy = 0;
+    while busy < 300 && start.elapsed() < Duration::from_secs(5) {
+        for c in &mut silent {
+            c.set_nonblocking(true).unwrap();
+            let mut b = [0u8; 12];
+            if c.read(&mut b).is_ok_and(|n| n == 12 && &b == b"HTTP/1.1 503") {
+                busy += 1;
+            }
+        }
+    }
+    assert_eq!(busy, 300, "{busy} of 400 were refused");
+    // another client is served meanwhile
+    let mut s = connect(&p, origin.port, Some("127.0.0.2"));
+    let st = status(&mut s);
+    assert!(st.starts_with("HTTP/1.1 200"), "{st}");
+    s.write_all(b"GET /small HTTP/1.1\r\nHost: allowed.test\r\n\r\n").unwrap();
+    let mut got = String::new();
+    let _ = s.read_to_string(&mut got);
+    assert!(got.ends_with("origin-ok\n"), "{got}");
+    drop(silent);
+}

@@ -210,3 +210,62 @@ kill %1 %2 %3 %4"#;
         assert_eq!(o.stdout.matches("vhost=allowed.test").count(), 2, "new connects work: {ctx}");
     }
 }
+
+/// The OpenSSL server of `gate/retrying.py`: its port and the file of names it was asked
+/// for; killed on drop.
+struct Retrying {
+    port: u16,
+    names: PathBuf,
+    child: std::process::Child,
+}
+
+impl Drop for Retrying {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn retrying(f: &Fixture) -> Retrying {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gate/retrying.py");
+    let names = f.dir.join("retry-names");
+    let mut child = Command::new("python3")
+        .arg(src)
+        .arg(&f.certs.cert)
+        .arg(&f.certs.key)
+        .arg(&names)
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = line.trim().strip_prefix("tls=").and_then(|p| p.parse().ok()).expect("retrying.py did not start");
+    Retrying { port, names, child }
+}
+
+#[test]
+fn a_second_client_hello_after_a_retry_request_is_judged_over_connect_socks5_and_direct_connects() {
+    let test = "a_second_client_hello_after_a_retry_request_is_judged_over_connect_socks5_and_direct_connects";
+    let f = fixture("retry");
+    let server = retrying(&f);
+    let s = settings(&f, serde_json::json!({}));
+    let script = r#"for via in connect socks direct; do python3 "$D/attack.py" $via hrr "$RETRY"; done"#;
+    for nobody in whos(test) {
+        for mode in MODES {
+            let o = srt(&f, mode, nobody, &s, script, |c| {
+                c.env("RETRY", server.port.to_string());
+            });
+            let ctx = format!("{mode} nobody={nobody}:\n{}\n{}", o.stdout, o.stderr);
+            assert_eq!(o.code, 0, "{ctx}");
+            assert_eq!(o.stdout.lines().count(), 3, "{ctx}");
+            for l in o.stdout.lines() {
+                // honest: Python's ssl offers X25519, is asked for P-256, and is served
+                assert!(l.contains("evil=no") && l.contains("honest=ok"), "{l}\n{ctx}");
+            }
+            assert!(o.stderr.contains("the TLS server name or HTTP Host asked for another host"), "{ctx}");
+            let names = std::fs::read_to_string(&server.names).unwrap_or_default();
+            assert!(!names.contains("evil.test"), "the server was asked for evil.test: {names}\n{ctx}");
+        }
+    }
+}
