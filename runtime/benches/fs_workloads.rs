@@ -9,6 +9,12 @@
 //!   a2  tar xf TARBALL                         working directory on disk
 //!   b   git init, add -A, commit               on disk, pre-populated with the tree
 //!   c   python3 -m compileall -q .             on disk, pre-populated with the tree
+//!   d   10,000 empty files in `sub/`            on disk, `sub/` made before the run
+//!   e   10,000 empty files in `new/`            on disk, `new/` made by the command
+//!
+//! d and e are the cost of a file made in a directory that existed at launch (made by the
+//! supervisor, so that the journal hears of names git reads) and in one made during the
+//! run (made by the kernel).
 //!
 //!   cargo bench -p srt-runtime --bench fs_workloads [-- --rounds N --files N --only a1,b --as-uid 65534]
 //!
@@ -26,7 +32,9 @@ use std::time::Instant;
 const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
 const GIT: &str = "git init -q && git add -A && git -c user.email=b@b -c user.name=b -c commit.gpgsign=false \
                    -c core.hooksPath=/dev/null commit -qm x";
-const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c] [--as-uid UID]";
+const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c,d,e] [--as-uid UID]";
+/// Makes 10,000 empty files in the directory `$1`.
+const MAKE_FILES: &str = r#"python3 -c 'import os, sys; [os.close(os.open(sys.argv[1] + "/f%d" % i, os.O_CREAT | os.O_WRONLY, 0o644)) for i in range(10000)]'"#;
 
 struct Opts {
     rounds: usize,
@@ -168,7 +176,8 @@ struct Workload {
     id: &'static str,
     label: &'static str,
     dir: PathBuf,
-    populate: bool,
+    /// Untimed setup in the fresh directory: the tree (`tar xf`), or anything else.
+    populate: Option<String>,
     cmd: String,
     /// Exists after a successful run (a non-zero exit is not the only way to fail).
     check: PathBuf,
@@ -246,11 +255,14 @@ fn main() {
 
     let untar = format!("tar xf {}", tarball.display());
     let pycache = last.parent().unwrap().join("__pycache__");
+    let tree = Some(untar.clone());
     let all = [
-        ("a1", "a1 tar tmpfs", &shm, false, untar.clone(), last.clone()),
-        ("a2", "a2 tar disk", &disk, false, untar.clone(), last.clone()),
-        ("b", "b git commit disk", &disk, true, GIT.to_string(), PathBuf::from(".git/index")),
-        ("c", "c compileall disk", &disk, true, format!("{python} -m compileall -q ."), pycache),
+        ("a1", "a1 tar tmpfs", &shm, None, untar.clone(), last.clone()),
+        ("a2", "a2 tar disk", &disk, None, untar.clone(), last.clone()),
+        ("b", "b git commit disk", &disk, tree.clone(), GIT.to_string(), PathBuf::from(".git/index")),
+        ("c", "c compileall disk", &disk, tree, format!("{python} -m compileall -q ."), pycache),
+        ("d", "d 10k files, existing dir", &disk, Some("mkdir sub".into()), format!("{MAKE_FILES} sub"), "sub/f9999".into()),
+        ("e", "e 10k files, new dir", &disk, None, format!("mkdir new && {MAKE_FILES} new"), "new/f9999".into()),
     ];
     let workloads: Vec<Workload> = all
         .into_iter()
@@ -277,8 +289,8 @@ fn main() {
                 let dir = w.dir.join(format!("{}-{round}-{v}", w.id));
                 std::fs::create_dir(&dir).unwrap();
                 runner.own(&dir);
-                if w.populate {
-                    runner.sh(&untar, &dir);
+                if let Some(setup) = &w.populate {
+                    runner.sh(setup, &dir);
                 }
                 let argv: Vec<&str> = prefix.iter().copied().chain([w.cmd.as_str()]).collect();
                 nix::unistd::sync(); // the previous rounds' writeback is not this run's cost

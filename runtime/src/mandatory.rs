@@ -227,8 +227,11 @@ fn git_dir_by_names(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory)
         git_dir_in(dir, false, out);
         return;
     }
-    let bare_shaped = has("objects", true) && has("refs", true);
-    if bare_shaped || (has("HEAD", false) && has("commondir", false)) {
+    // `objects` and `refs` of any kind and mode (git enters executable files too; a chmod
+    // leaves no trace in the journal), with or without a `HEAD`: one `HEAD` away
+    let any = |n: &str| entries.iter().any(|(e, _)| e == n);
+    let bare_shaped = any("objects") && any("refs");
+    if bare_shaped || (has("HEAD", false) && any("commondir")) {
         out.git_dirs.push(dir.to_path_buf());
     }
 }
