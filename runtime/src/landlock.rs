@@ -195,3 +195,20 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
     }
     Ok(created)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_made_natively_only_below_directories_made_for_the_run() {
+        let write = Rights { read: false, list: false, write: true };
+        let existing = access_for(write, true, false);
+        assert!(existing.contains(AccessFs::WriteFile | AccessFs::RemoveFile | AccessFs::Truncate));
+        assert!(!existing.intersects(AccessFs::MakeReg | AccessFs::MakeSock), "a file there may be a name git reads");
+        assert!(access_for(write, true, true).contains(AccessFs::MakeReg | AccessFs::MakeSock));
+        for made in [false, true] {
+            assert!(!access_for(write, true, made).intersects(NEVER_NATIVE), "directories, links and FIFOs never");
+        }
+    }
+}

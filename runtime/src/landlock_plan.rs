@@ -223,6 +223,33 @@ mod tests {
     }
 
     #[test]
+    fn files_are_made_natively_in_the_tmpdir_only() {
+        let root = tree();
+        let w = root.join("w");
+        let tmp = root.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let policy = FsPolicy { write: vec![w.clone(), tmp.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        assert!(p.rules.iter().all(|r| !r.makes_files), "planned rules are on what existed at launch");
+        files_made_natively_in(&mut p, &policy, &tmp);
+        let made: Vec<_> = p.rules.iter().filter(|r| r.makes_files).map(|r| r.path.clone()).collect();
+        assert_eq!(made, vec![tmp.clone()]);
+        // inside a bigger writable tree: a rule of its own
+        let inner = w.join("src/tmp");
+        std::fs::create_dir_all(&inner).unwrap();
+        let policy = FsPolicy { write: vec![w.clone(), inner.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        files_made_natively_in(&mut p, &policy, &inner);
+        assert!(p.rules.iter().any(|r| r.path == inner && r.makes_files && r.rights.write));
+        // where the policy lets Landlock grant nothing, nothing
+        let policy = FsPolicy { write: vec![w.clone()], deny_write: vec![inner.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        files_made_natively_in(&mut p, &policy, &inner);
+        assert!(p.rules.iter().all(|r| !r.makes_files));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
     fn plain_write_root_gets_one_rule() {
         let root = tree();
         let policy = FsPolicy { write: vec![root.join("w/src")], ..FsPolicy::default() };

@@ -263,8 +263,9 @@ fn git_dir_in(dir: &Path, top: bool, out: &mut Mandatory) {
         out.git_dirs.push(dir.to_path_buf());
     } else if top {
         out.deny.push(dir.join("HEAD"));
-    } else if dir.join("objects").is_dir() && dir.join("refs").is_dir() {
-        // one `HEAD` away from a repository: guarded as one already
+    } else if dir.join("objects").symlink_metadata().is_ok() && dir.join("refs").symlink_metadata().is_ok() {
+        // one `HEAD` away from a repository (of any kind: git enters executable files, and
+        // a chmod leaves no trace in the journal): guarded as one already
         out.git_dirs.push(dir.to_path_buf());
     }
 }
@@ -322,6 +323,11 @@ mod tests {
         assert!(got.deny.contains(&root.join("home/HEAD")));
         assert!(got.git_dirs.contains(&root.join("home/x")), "objects/ and refs/: one HEAD from a repository");
         assert!(got.git_dirs.contains(&root.join("home/linked")), "HEAD and commondir");
+        std::fs::create_dir_all(root.join("home/files")).unwrap();
+        std::fs::write(root.join("home/files/objects"), "").unwrap();
+        std::fs::write(root.join("home/files/refs"), "").unwrap();
+        let got = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(got.git_dirs.contains(&root.join("home/files")), "objects and refs as files: a chmod from one");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
