@@ -151,6 +151,11 @@ impl Pool {
         }
     }
 
+    /// Whether a directory is left to hand out.
+    pub fn any_left(&self) -> bool {
+        self.free.lock().is_ok_and(|f| !f.is_empty())
+    }
+
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()
     }

@@ -329,8 +329,14 @@ impl Call<'_> {
             return Ok(false);
         }
         if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
-            tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
-            return Ok(false);
+            // namespace mode: the command's directory is on a mount of its own view, and a
+            // rename from srt's mount of the pool to it crosses mounts. The same directory
+            // on srt's side, checked to be the same inode, takes it.
+            let ours = (pool.any_left()).then(|| same_dir_here(t)).flatten();
+            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name).unwrap_or(false)) {
+                tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
+                return Ok(false);
+            }
         }
         // SAFETY: plain syscall with a live fd and a NUL-terminated name; a directory, so
         // nothing is followed.
@@ -662,6 +668,16 @@ impl Call<'_> {
         };
         run().unwrap_or_else(|o| o)
     }
+}
+
+/// The directory `t.parent` as srt's own mount namespace reaches it by its path, if that
+/// is the same directory (opened without following any symlink).
+fn same_dir_here(t: &Target) -> Option<OwnedFd> {
+    let dir = t.path.parent()?;
+    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let fd = sys::openat2(None, &c, libc::O_PATH | libc::O_DIRECTORY, 0, sys::RESOLVE_NO_SYMLINKS).ok()?;
+    let (a, b) = (sys::fstat(fd.as_fd()).ok()?, sys::fstat(t.parent.as_fd()).ok()?);
+    (a.st_dev == b.st_dev && a.st_ino == b.st_ino).then_some(fd)
 }
 
 fn read_capped(f: &OwnedFd, max: usize) -> Result<Vec<u8>, Errno> {
