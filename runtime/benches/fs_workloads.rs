@@ -261,7 +261,14 @@ fn main() {
         ("a2", "a2 tar disk", &disk, None, untar.clone(), last.clone()),
         ("b", "b git commit disk", &disk, tree.clone(), GIT.to_string(), PathBuf::from(".git/index")),
         ("c", "c compileall disk", &disk, tree, format!("{python} -m compileall -q ."), pycache),
-        ("d", "d 10k files, existing dir", &disk, Some("mkdir sub".into()), format!("{MAKE_FILES} sub"), "sub/f9999".into()),
+        (
+            "d",
+            "d 10k files, existing dir",
+            &disk,
+            Some("mkdir sub".into()),
+            format!("{MAKE_FILES} sub"),
+            "sub/f9999".into(),
+        ),
         ("e", "e 10k files, new dir", &disk, None, format!("mkdir new && {MAKE_FILES} new"), "new/f9999".into()),
     ];
     let workloads: Vec<Workload> = all
