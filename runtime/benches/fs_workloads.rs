@@ -12,6 +12,12 @@
 //!   d   git clone -q --no-hardlinks REPO clone  on tmpfs: a local repository of the tree
 //!   e   npm-style unpack into node_modules     on tmpfs: 400 packages of 12 files, each
 //!       unpacked from its own tarball into node_modules/<name> (as npm and pnpm do)
+//!   f   10,000 empty files in `sub/`            on disk, `sub/` made before the run
+//!   g   10,000 empty files in `new/`            on disk, `new/` made by the command
+//!
+//! f and g are the cost of a file made in a directory that existed at launch (made by the
+//! supervisor, so that the journal hears of names git reads) and in one made during the
+//! run (made by the kernel).
 //!
 //!   cargo bench -p srt-runtime --bench fs_workloads [-- --rounds N --files N --only a1,b --as-uid 65534]
 //!
@@ -29,7 +35,9 @@ use std::time::Instant;
 const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
 const GIT: &str = "git init -q && git add -A && git -c user.email=b@b -c user.name=b -c commit.gpgsign=false \
                    -c core.hooksPath=/dev/null commit -qm x";
-const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c,d,e] [--as-uid UID]";
+const USAGE: &str = "usage: fs_workloads [--rounds N] [--files N] [--only a1,a2,b,c,d,e,f,g] [--as-uid UID]";
+/// Makes 10,000 empty files in the directory `$1`.
+const MAKE_FILES: &str = r#"python3 -c 'import os, sys; [os.close(os.open(sys.argv[1] + "/f%d" % i, os.O_CREAT | os.O_WRONLY, 0o644)) for i in range(10000)]'"#;
 
 struct Opts {
     rounds: usize,
@@ -171,7 +179,8 @@ struct Workload {
     id: &'static str,
     label: &'static str,
     dir: PathBuf,
-    populate: bool,
+    /// Untimed setup in the fresh directory: the tree (`tar xf`), or anything else.
+    populate: Option<String>,
     cmd: String,
     /// Exists after a successful run (a non-zero exit is not the only way to fail).
     check: PathBuf,
@@ -294,20 +303,30 @@ fn main() {
 
     let untar = format!("tar xf {}", tarball.display());
     let pycache = last.parent().unwrap().join("__pycache__");
+    let tree = Some(untar.clone());
     let all = [
-        ("a1", "a1 tar tmpfs", &shm, false, untar.clone(), last.clone()),
-        ("a2", "a2 tar disk", &disk, false, untar.clone(), last.clone()),
-        ("b", "b git commit disk", &disk, true, GIT.to_string(), PathBuf::from(".git/index")),
-        ("c", "c compileall disk", &disk, true, format!("{python} -m compileall -q ."), pycache),
+        ("a1", "a1 tar tmpfs", &shm, None, untar.clone(), last.clone()),
+        ("a2", "a2 tar disk", &disk, None, untar.clone(), last.clone()),
+        ("b", "b git commit disk", &disk, tree.clone(), GIT.to_string(), PathBuf::from(".git/index")),
+        ("c", "c compileall disk", &disk, tree, format!("{python} -m compileall -q ."), pycache),
         (
             "d",
             "d git clone tmpfs",
             &shm,
-            false,
+            None,
             format!("git clone -q --no-hardlinks {} clone", repo.display()),
             PathBuf::from("clone").join(&last),
         ),
-        ("e", "e npm unpack tmpfs", &shm, false, unpack, PathBuf::from("node_modules/pkg-399/package.json")),
+        ("e", "e npm unpack tmpfs", &shm, None, unpack, PathBuf::from("node_modules/pkg-399/package.json")),
+        (
+            "f",
+            "f 10k files, existing dir",
+            &disk,
+            Some("mkdir sub".into()),
+            format!("{MAKE_FILES} sub"),
+            "sub/f9999".into(),
+        ),
+        ("g", "g 10k files, new dir", &disk, None, format!("mkdir new && {MAKE_FILES} new"), "new/f9999".into()),
     ];
     let workloads: Vec<Workload> = all
         .into_iter()
@@ -334,8 +353,8 @@ fn main() {
                 let dir = w.dir.join(format!("{}-{round}-{v}", w.id));
                 std::fs::create_dir(&dir).unwrap();
                 runner.own(&dir);
-                if w.populate {
-                    runner.sh(&untar, &dir);
+                if let Some(setup) = &w.populate {
+                    runner.sh(setup, &dir);
                 }
                 let argv: Vec<&str> = prefix.iter().copied().chain([w.cmd.as_str()]).collect();
                 nix::unistd::sync(); // the previous rounds' writeback is not this run's cost

@@ -3,13 +3,16 @@
 //!
 //! Why the journal is enough: no Landlock rule grants making a directory, a symlink or a
 //! FIFO, so every one the command made or moved went through the supervisor, which wrote
-//! it to the journal before doing it ([`crate::journal`]). Files are made by the kernel
-//! below write rules, but a file alone cannot turn a directory into a git directory: git
-//! needs `objects/` and `refs/` directories (or a `commondir` naming a git directory) next
-//! to `HEAD`, and a `.git` file names a directory. So, with every process of the command
-//! gone, srt looks at:
+//! it to the journal before doing it ([`crate::journal`]). Files alone can make a git
+//! directory (git takes `HEAD` beside executable files named `objects` and `refs`, or
+//! beside a `commondir`), so the kernel makes files only below directories made during the
+//! run, which the journal names; in a directory that existed at launch the supervisor
+//! makes them, and journals the directory when the name is one git reads. So, with every
+//! process of the command gone, srt looks at:
 //! - each directory made, and the one it was made in (`git init x` makes `x/.git`;
-//!   `mkdir objects refs` turns their directory into a bare repository);
+//!   `mkdir objects refs` turns their directory into a bare repository), and each one a
+//!   name git reads was made in (`HEAD`, `objects`, `refs`, `commondir`, `config`,
+//!   `.git`, whatever their kind);
 //! - each directory moved, with everything in it (it may have been prepared elsewhere);
 //! - each link or special file made: one inside a git directory is moved aside;
 //! - the git directories the rules guarded, for what changed in them;
@@ -173,7 +176,10 @@ fn is_git_dir(dir: BorrowedFd<'_>, path: &Path) -> bool {
     if path.file_name() == Some(OsStr::new(".git")) {
         return true;
     }
-    let kind = |name: &str| lstat_at(dir, &cname(name)).ok().flatten().map(|st| git_audit::is_dir(&st));
-    kind("HEAD") == Some(false)
-        && (kind("commondir") == Some(false) || (kind("objects") == Some(true) && kind("refs") == Some(true)))
+    // an entry that cannot be looked at counts as there: checking too much costs little
+    crate::git_shape::shaped(|name| match lstat_at(dir, &cname(name)) {
+        Ok(Some(st)) => Some(git_audit::is_dir(&st)),
+        Ok(None) => None,
+        Err(_) => Some(name != "HEAD"),
+    })
 }

@@ -193,6 +193,14 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         writeln!(w, "  them), which writes each to the run's journal first; links and FIFOs are refused inside git");
     let _ = writeln!(w, "  directories  [supervisor]");
     let _ =
+        writeln!(w, "  files and sockets: made by the kernel only below directories made during the run (and TMPDIR);");
+    let _ =
+        writeln!(w, "  in directories that existed at launch the supervisor makes, links and moves in every file, and");
+    let _ = writeln!(
+        w,
+        "  journals the directory for names git reads (HEAD, objects, refs, commondir, config, .git)  [supervisor]"
+    );
+    let _ =
         writeln!(w, "  after the run, with every process of the command gone, srt checks what the journal names: each");
     let _ = writeln!(
         w,

@@ -437,6 +437,17 @@ impl Auditor {
 
     /// `dir` may be a git directory. `full`: check every file, whatever its age.
     pub(crate) fn check_git_dir(&mut self, dir: BorrowedFd<'_>, path: &Path, full: bool) {
+        // git makes `objects` and `refs` as directories; anything else there that changed
+        // during the run (an executable file git enters all the same, a file one chmod
+        // away from it, a symlink) only makes a git directory of its own: moved aside, so
+        // that no shape is left for a later run to switch on without a trace
+        for name in ["objects", "refs"] {
+            if let Ok(Some(st)) = lstat_at(dir, &cname(name)) {
+                if !is_dir(&st) && self.changed(&st) {
+                    self.quarantine(dir, path, name, "not a directory: it made this a git directory".into());
+                }
+            }
+        }
         if self.trusted.iter().any(|g| g == path) {
             // a repository at launch, guarded by the rules all along: only what changed
             return self.check_files(dir, path, false);

@@ -53,6 +53,20 @@ fn new_nested_repository_with_a_program_in_its_config_is_moved_aside() {
 }
 
 #[test]
+fn git_directories_made_of_files_lose_them_and_their_config() {
+    let t = Tree::new("files");
+    t.file("a/HEAD", "ref: refs/heads/main\n");
+    t.file("a/objects", "");
+    t.file("a/refs", "");
+    t.file("a/config", FSMONITOR);
+    let r = t.audit();
+    for gone in ["a/objects", "a/refs", "a/config"] {
+        assert!(!t.exists(gone) && t.exists(&format!("{gone}.srt-quarantined")), "{gone}: {r:?}");
+    }
+    assert!(t.exists("a/HEAD"));
+}
+
+#[test]
 fn bare_repositories_and_hooks_anywhere() {
     let t = Tree::new("bare");
     t.repo("a/b");

@@ -36,13 +36,22 @@ pub fn kernel_abi() -> i32 {
 
 /// Write rights no rule grants: devices; directories, symlinks and FIFOs, which the
 /// supervisor makes (and moves) itself so that each one is in the run's journal and none
-/// lands inside a git directory. Files and sockets are made by the kernel below write
-/// rules, at its own speed.
+/// lands inside a git directory.
 const NEVER_NATIVE: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(AccessFs::{
     MakeChar | MakeBlock | IoctlDev | MakeDir | MakeSym | MakeFifo
 });
 
-fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
+/// Write rights granted only below directories srt made for the run
+/// ([`PlannedRule::makes_files`]): making (and linking or moving in) files and sockets.
+/// A file alone can turn a directory into a git directory (git's discovery takes
+/// `HEAD` beside an executable `objects` and `refs` of any kind, or a `commondir`), and
+/// the check after the run looks only at directories the journal names: so in a
+/// directory that existed at launch the supervisor makes every file itself and journals
+/// the names git reads. Directories made during the run are in the journal anyway, so
+/// below them files are made by the kernel, at its own speed.
+const NEW_DIRS_ONLY: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(AccessFs::{ MakeReg | MakeSock });
+
+fn access_for(r: Rights, is_dir: bool, makes_files: bool) -> landlock::BitFlags<AccessFs> {
     let mut a = landlock::BitFlags::<AccessFs>::empty();
     if r.read {
         a |= AccessFs::ReadFile | AccessFs::Execute | AccessFs::IoctlDev;
@@ -52,6 +61,9 @@ fn access_for(r: Rights, is_dir: bool) -> landlock::BitFlags<AccessFs> {
     }
     if r.write {
         a |= AccessFs::from_write(TARGET) & !NEVER_NATIVE;
+        if !makes_files {
+            a &= !NEW_DIRS_ONLY;
+        }
     }
     if !is_dir {
         a &= AccessFs::from_file(TARGET);
@@ -66,12 +78,12 @@ pub fn with_private_mounts(mut rs: RulesetCreated) -> Result<RulesetCreated, i32
     let rw = Rights { read: true, list: true, write: true };
     let ro = Rights { read: true, list: true, write: false };
     for (path, rights) in [("/dev/pts", rw), ("/proc", ro)] {
-        let rule = PlannedRule { path: path.into(), rights, is_dir: true, id: None };
+        let rule = PlannedRule { path: path.into(), rights, is_dir: true, id: None, makes_files: false };
         let fd = match open_target(&rule) {
             Ok(Some(fd)) => fd,
             _ => return Err(libc::ENOENT),
         };
-        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true))).map_err(|_| libc::EINVAL)?;
+        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true, false))).map_err(|_| libc::EINVAL)?;
     }
     Ok(rs)
 }
@@ -174,7 +186,7 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
                 tracing::debug!("skipping vanished path {}", rule.path.display());
                 continue;
             };
-            let access = access_for(rule.rights, rule.is_dir);
+            let access = access_for(rule.rights, rule.is_dir, rule.makes_files);
             if access.is_empty() {
                 continue;
             }
@@ -182,4 +194,21 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
         }
     }
     Ok(created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_made_natively_only_below_directories_made_for_the_run() {
+        let write = Rights { read: false, list: false, write: true };
+        let existing = access_for(write, true, false);
+        assert!(existing.contains(AccessFs::WriteFile | AccessFs::RemoveFile | AccessFs::Truncate));
+        assert!(!existing.intersects(AccessFs::MakeReg | AccessFs::MakeSock), "a file there may be a name git reads");
+        assert!(access_for(write, true, true).contains(AccessFs::MakeReg | AccessFs::MakeSock));
+        for made in [false, true] {
+            assert!(!access_for(write, true, made).intersects(NEVER_NATIVE), "directories, links and FIFOs never");
+        }
+    }
 }

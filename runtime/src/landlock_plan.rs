@@ -19,6 +19,11 @@ pub struct PlannedRule {
     /// and refuses a target that is no longer this object (a concurrent rename could
     /// otherwise put a symlink or another directory there and widen the grant).
     pub id: Option<(u64, u64)>,
+    /// Files and sockets may be made below it by the kernel: only directories srt made
+    /// for the run (the pool, TMPDIR). A directory that existed at launch gets no such
+    /// right, so every file made there goes through the supervisor and, where git would
+    /// read its name, the journal ([`crate::landlock`]).
+    pub makes_files: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +63,30 @@ pub fn plan(policy: &FsPolicy) -> Plan {
     out
 }
 
+/// Lets the kernel make files and sockets below `dir`, a directory srt made for the run
+/// (its TMPDIR, removed when the run ends, so nothing made there is left for a host git to
+/// find): the rule at `dir` gets [`PlannedRule::makes_files`], or one is added when a
+/// bigger writable tree holds `dir`. Only where the policy lets Landlock grant writing.
+pub fn files_made_natively_in(plan: &mut Plan, policy: &FsPolicy, dir: &Path) {
+    if !policy.native_rights(dir).write || policy.guards_below(dir) || policy.read_denied_below(dir) {
+        return;
+    }
+    if let Some(r) = plan.rules.iter_mut().find(|r| r.path == dir && r.is_dir && r.rights.write) {
+        r.makes_files = true;
+        return;
+    }
+    let Ok(meta) = dir.symlink_metadata() else { return };
+    if meta.is_dir() {
+        plan.rules.push(PlannedRule {
+            path: dir.to_path_buf(),
+            rights: Rights { read: false, list: false, write: true },
+            is_dir: true,
+            id: Some(id(&meta)),
+            makes_files: true,
+        });
+    }
+}
+
 fn id(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (m.dev(), m.ino())
@@ -83,7 +112,13 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], o
     if !grant.is_empty() {
         let meta = node.symlink_metadata().ok();
         let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
-        out.rules.push(PlannedRule { path: node.to_path_buf(), rights: grant, is_dir, id: meta.as_ref().map(id) });
+        out.rules.push(PlannedRule {
+            path: node.to_path_buf(),
+            rights: grant,
+            is_dir,
+            id: meta.as_ref().map(id),
+            makes_files: false,
+        });
     }
     if below.is_empty() {
         return;
@@ -109,7 +144,13 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], o
                 if meta.file_type().is_symlink() || on_path.contains(&path) {
                     continue;
                 }
-                out.rules.push(PlannedRule { path, rights: rest, is_dir: meta.is_dir(), id: Some(id(&meta)) });
+                out.rules.push(PlannedRule {
+                    path,
+                    rights: rest,
+                    is_dir: meta.is_dir(),
+                    id: Some(id(&meta)),
+                    makes_files: false,
+                });
             }
         }
     }
@@ -178,6 +219,33 @@ mod tests {
             rights_of(&plan, &w.join("src/secrets")).is_some_and(|r| r.write && !r.read),
             "writing inside stays native"
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn files_are_made_natively_in_the_tmpdir_only() {
+        let root = tree();
+        let w = root.join("w");
+        let tmp = root.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let policy = FsPolicy { write: vec![w.clone(), tmp.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        assert!(p.rules.iter().all(|r| !r.makes_files), "planned rules are on what existed at launch");
+        files_made_natively_in(&mut p, &policy, &tmp);
+        let made: Vec<_> = p.rules.iter().filter(|r| r.makes_files).map(|r| r.path.clone()).collect();
+        assert_eq!(made, vec![tmp.clone()]);
+        // inside a bigger writable tree: a rule of its own
+        let inner = w.join("src/tmp");
+        std::fs::create_dir_all(&inner).unwrap();
+        let policy = FsPolicy { write: vec![w.clone(), inner.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        files_made_natively_in(&mut p, &policy, &inner);
+        assert!(p.rules.iter().any(|r| r.path == inner && r.makes_files && r.rights.write));
+        // where the policy lets Landlock grant nothing, nothing
+        let policy = FsPolicy { write: vec![w.clone()], deny_write: vec![inner.clone()], ..FsPolicy::default() };
+        let mut p = plan(&policy);
+        files_made_natively_in(&mut p, &policy, &inner);
+        assert!(p.rules.iter().all(|r| !r.makes_files));
         std::fs::remove_dir_all(&root).unwrap();
     }
 

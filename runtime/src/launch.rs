@@ -92,7 +92,10 @@ pub fn prepare(
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
     let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
-    let plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
+    let mut plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
+    if fs_enabled {
+        crate::landlock_plan::files_made_natively_in(&mut plan, &policy, tmpdir);
+    }
     let landlock_mode = mode == NetworkMode::Landlock;
     let kernel_abi = landlock::kernel_abi();
     let transparent = crate::net::transparent_wanted(settings);
@@ -329,6 +332,13 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     supervisor.unix_paths = unix_socket_paths(&opts.settings);
     supervisor.native_rules =
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
+    supervisor.files_rules = prepared
+        .plan
+        .rules
+        .iter()
+        .filter(|r| r.rights.write && r.is_dir && r.makes_files)
+        .filter_map(|r| r.id)
+        .collect();
 
     let (ours, theirs) = seqpacket_pair()?;
     // srt stays a subreaper too: should the auditor die, the command's processes come here

@@ -227,8 +227,11 @@ fn git_dir_by_names(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory)
         git_dir_in(dir, false, out);
         return;
     }
-    let bare_shaped = has("objects", true) && has("refs", true);
-    if bare_shaped || (has("HEAD", false) && has("commondir", false)) {
+    // `objects` and `refs` of any kind and mode (git enters executable files too; a chmod
+    // leaves no trace in the journal), with or without a `HEAD`: one `HEAD` away
+    let any = |n: &str| entries.iter().any(|(e, _)| e == n);
+    let bare_shaped = any("objects") && any("refs");
+    if bare_shaped || (has("HEAD", false) && any("commondir")) {
         out.git_dirs.push(dir.to_path_buf());
     }
 }
@@ -260,8 +263,9 @@ fn git_dir_in(dir: &Path, top: bool, out: &mut Mandatory) {
         out.git_dirs.push(dir.to_path_buf());
     } else if top {
         out.deny.push(dir.join("HEAD"));
-    } else if dir.join("objects").is_dir() && dir.join("refs").is_dir() {
-        // one `HEAD` away from a repository: guarded as one already
+    } else if dir.join("objects").symlink_metadata().is_ok() && dir.join("refs").symlink_metadata().is_ok() {
+        // one `HEAD` away from a repository (of any kind: git enters executable files, and
+        // a chmod leaves no trace in the journal): guarded as one already
         out.git_dirs.push(dir.to_path_buf());
     }
 }
@@ -324,6 +328,11 @@ mod tests {
         let deep = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
         assert!(deep.git_dirs.contains(&root.join("home/a/b/c/.git")), "a repository nested in another tree");
         assert!(deep.deny.contains(&root.join("home/a/b/.bashrc")), "protected names deeper in another tree");
+        std::fs::create_dir_all(root.join("home/files")).unwrap();
+        std::fs::write(root.join("home/files/objects"), "").unwrap();
+        std::fs::write(root.join("home/files/refs"), "").unwrap();
+        let files = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(files.git_dirs.contains(&root.join("home/files")), "objects and refs as files: a chmod from one");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -1,16 +1,18 @@
 //! Directories made ahead, so that a directory the command makes where Landlock cannot
-//! let it write (the working directory: it holds protected names) is still written at the
+//! let it make files (the working directory: it holds protected names; every directory
+//! that existed at launch: a file there may be a name git reads) is still written at the
 //! kernel's speed.
 //!
 //! Landlock grants rights to inodes that exist when the rules are made, and a directory
-//! made later in a directory without a write rule has none: every file made below it
+//! made later inherits only what the rules above it grant: every file made below it
 //! would go through the supervisor (`tar x`, `npm install` or a first `cargo build` in a
 //! fresh checkout make `dist/`, `node_modules/` or `target/` in `.` and then thousands of
 //! files below). So srt makes a few empty directories before the command starts, in a
 //! directory of its own inside the working directory (`.srt-<pid>-<hex>`, same
-//! filesystem, protected from the command), gives each a write rule, and when the command
-//! makes a directory in a split directory, the supervisor moves one of them there instead
-//! (with the mode the command asked for). Everything below it is then written natively,
+//! filesystem, protected from the command), gives each a write rule that also grants
+//! making files, and when the command makes a directory where files may not be made
+//! natively, the supervisor moves one of them there instead (with the mode the command
+//! asked for). Everything below it is then written natively,
 //! under the same rules as any other writable directory: no rule grants making
 //! directories, links or FIFOs, so those still go through the supervisor and its journal.
 //!
@@ -109,6 +111,7 @@ impl Pool {
                 rights: write,
                 is_dir: true,
                 id: Some(self.ids[i]),
+                makes_files: true,
             })
             .collect()
     }
@@ -146,6 +149,11 @@ impl Pool {
             // another mount of the same filesystem, or anything else: the ordinary way
             _ => Ok(false),
         }
+    }
+
+    /// Whether a directory is left to hand out.
+    pub fn any_left(&self) -> bool {
+        self.free.lock().is_ok_and(|f| !f.is_empty())
     }
 
     pub fn fd(&self) -> BorrowedFd<'_> {

@@ -23,6 +23,7 @@ mod escape {
     mod review_delayed;
     mod review_fourth;
     mod review_git;
+    mod review_git_files;
     mod review_home;
     mod review_journal;
     mod review_lifecycle;

@@ -84,9 +84,12 @@ pub struct Supervisor {
     /// (dev, ino) of the Landlock rules that grant writing: below these the kernel judges
     /// every name operation exactly as the policy would ([`native`]).
     pub native_rules: HashSet<(u64, u64)>,
-    /// Directories found to be below such a rule, or not. Cleared whenever a directory may
+    /// (dev, ino) of the write rules that also grant making files: the directories srt
+    /// made for the run ([`crate::landlock_plan::PlannedRule::makes_files`]).
+    pub files_rules: HashSet<(u64, u64)>,
+    /// Directories found to be below such rules, and which. Cleared whenever a directory may
     /// have moved (any rename or rmdir), since that changes what lies above it.
-    native_dirs: Mutex<std::collections::HashMap<(u64, u64), bool>>,
+    native_dirs: Mutex<std::collections::HashMap<(u64, u64), native::Native>>,
     /// Inodes whose metadata the command may change, as judged by path once; cleared by any
     /// rename, link or unlink (the only ways an inode's names change under us).
     meta_ok: Mutex<HashSet<(u64, u64)>>,
@@ -215,6 +218,7 @@ impl Supervisor {
             journal: None,
             pool: None,
             native_rules: HashSet::new(),
+            files_rules: HashSet::new(),
             native_dirs: Mutex::default(),
             cwds: Mutex::default(),
             meta_ok: Mutex::default(),

@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::native::Native;
 use super::resolve::{self, Target, Why};
 use super::sys::{self, Errno};
 use super::tracee::Base;
@@ -87,8 +88,20 @@ impl Call<'_> {
         if flags & libc::O_TMPFILE == libc::O_TMPFILE {
             return self.open_tmpfile(dirfd, &raw, flags, mode);
         }
-        if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
-            return Ok(Outcome::Continue);
+        if !self.sup.native_rules.is_empty() {
+            match self.native_parent_entry(base(dirfd), raw.to_bytes()) {
+                Some((Native::Files, _, _)) => return Ok(Outcome::Continue),
+                // the kernel opens what is there; a file missing now is made here (one
+                // that goes missing meanwhile the kernel may not make: EACCES)
+                Some((Native::Write, dir, name)) => {
+                    let missing = flags & libc::O_CREAT != 0
+                        && sys::cstr(name).is_ok_and(|n| sys::lstat_at(dir.as_fd(), &n) == Err(libc::ENOENT));
+                    if !missing {
+                        return Ok(Outcome::Continue);
+                    }
+                }
+                _ => {}
+            }
         }
         let t = self.target(dirfd, &raw)?;
         let accmode = flags & libc::O_ACCMODE;
@@ -207,7 +220,7 @@ impl Call<'_> {
         if !self.valid() {
             return Err(Outcome::Gone);
         }
-        if self.native_dir(dir.as_fd()) {
+        if self.native_dir(dir.as_fd()) >= Native::Write {
             return Ok(Outcome::Continue);
         }
         // an unnamed file: it gets a name only through linkat, which comes back here
@@ -233,10 +246,14 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// Both paths of a link or rename end in directories below write rules.
-    fn both_native(&self, dirfds: [i32; 2], old: &CStr, new: &CStr) -> bool {
-        self.native_parent(base(dirfds[0]), old.to_bytes()) == Some(true)
-            && self.native_parent(base(dirfds[1]), new.to_bytes()) == Some(true)
+    /// The kernel may link or move a file from `old` to `new` by itself: the source's
+    /// directory is below a write rule, and the destination's lets it make files there
+    /// (both, for an exchange). Anywhere else the supervisor gives the file its new name,
+    /// so that the journal hears of names git reads.
+    fn both_native(&self, dirfds: [i32; 2], old: &CStr, new: &CStr, exchange: bool) -> bool {
+        let need = if exchange { Native::Files } else { Native::Write };
+        self.native_parent(base(dirfds[0]), old.to_bytes()).is_some_and(|n| n >= need)
+            && self.native_parent(base(dirfds[1]), new.to_bytes()) == Some(Native::Files)
     }
 
     /// For `CONTINUE`: whether a rename moves a directory, a symlink or a FIFO (either way,
@@ -284,31 +301,43 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// A file whose name matters to git made here (not by the kernel): its directory goes
-    /// to the journal, for the check to see whether it became a git directory.
+    /// An entry whose name matters to git made here (the kernel makes files only in
+    /// directories made during the run, which are in the journal anyway): its directory
+    /// goes to the journal, for the check to see whether it became a git directory. git's
+    /// discovery (`is_git_directory` in setup.c) takes a `HEAD` beside `objects` and `refs`
+    /// of any kind it may enter (an executable file does), or beside a `commondir`; a
+    /// `.git` file names one; `config` and `config.worktree` are what the check reads.
     fn git_name_made(&self, t: &Target) -> Step<()> {
-        const GIT_NAMES: &[&[u8]] = &[b"HEAD", b"commondir", b"config", b"config.worktree", b".git"];
+        const GIT_NAMES: &[&[u8]] =
+            &[b"HEAD", b"objects", b"refs", b"commondir", b"config", b"config.worktree", b".git"];
         match t.path.parent() {
             Some(dir) if GIT_NAMES.contains(&t.name.to_bytes()) => self.journal(Entry::Wrote(dir.to_path_buf())),
             _ => Ok(()),
         }
     }
 
-    /// A directory made where no write rule reaches (a split directory): one of the pool's
-    /// is moved there instead, so that what is written below it is judged by the kernel.
-    /// Only where nothing below could be protected or read-denied. `Ok(false)`: make it.
+    /// A directory made where the kernel may not make files (a split directory, or one
+    /// that existed at launch): one of the pool's is moved there instead, so that what is
+    /// written below it is judged by the kernel. Only where nothing below could be
+    /// protected or read-denied. `Ok(false)`: make it.
     fn take_from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
         let Some(pool) = &self.sup.pool else { return Ok(false) };
         let pol = &self.sup.policy;
         // the pool's rules grant writing only: reading there is what it would be anyway
         let plain = pol.can_write(&t.path) && !pol.guards_below(&t.path) && !pol.read_denied_below(&t.path);
-        if !plain || self.native_dir(t.parent.as_fd()) {
+        if !plain || self.native_dir(t.parent.as_fd()) == Native::Files {
             tracing::debug!(plain, path = %t.path.display(), "no pool directory: not needed here");
             return Ok(false);
         }
         if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
-            tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
-            return Ok(false);
+            // namespace mode: the command's directory is on a mount of its own view, and a
+            // rename from srt's mount of the pool to it crosses mounts. The same directory
+            // on srt's side, checked to be the same inode, takes it.
+            let ours = (pool.any_left()).then(|| same_dir_here(t)).flatten();
+            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name).unwrap_or(false)) {
+                tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
+                return Ok(false);
+            }
         }
         // SAFETY: plain syscall with a live fd and a NUL-terminated name; a directory, so
         // nothing is followed.
@@ -369,7 +398,7 @@ impl Call<'_> {
             let raw = self.path_arg(addr)?;
             // FIFOs and sockets are made here only (no Landlock rule grants them), so that
             // none can appear inside a git directory, whose files host git opens
-            if kind == Kind::File && self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+            if kind == Kind::File && self.native_parent(base(dirfd), raw.to_bytes()) == Some(Native::Files) {
                 return Ok(Outcome::Continue);
             }
             let t = self.target(dirfd, &raw)?;
@@ -378,6 +407,7 @@ impl Call<'_> {
                 self.outside_git_dirs(&t)?;
                 self.journal(Entry::Special(t.path.clone()))?;
             }
+            self.git_name_made(&t)?;
             let m = (mode & libc::S_IFMT) | self.mode(mode);
             // SAFETY: plain syscall with a live fd and a NUL-terminated name.
             let r = unsafe { libc::mknodat(t.parent.as_raw_fd(), t.name.as_ptr(), m, 0) };
@@ -398,6 +428,7 @@ impl Call<'_> {
             self.no_project_dir(&t)?;
             self.outside_git_dirs(&t)?;
             self.journal(Entry::Special(t.path.clone()))?;
+            self.git_name_made(&t)?;
             // SAFETY: plain syscall with a live fd and NUL-terminated strings.
             let r = unsafe { libc::symlinkat(target.as_ptr(), t.parent.as_raw_fd(), t.name.as_ptr()) };
             sys::result(r.into()).map_err(fail)?;
@@ -417,7 +448,7 @@ impl Call<'_> {
             }
             let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
             self.names_changed();
-            if self.both_native(dirfds, &old, &new) {
+            if self.both_native(dirfds, &old, &new, false) {
                 return Ok(Outcome::Continue);
             }
             let src = self.target(dirfds[0], &old)?;
@@ -438,6 +469,7 @@ impl Call<'_> {
             if let Verdict::Refuse(r) = name_rules::link(&self.sup.policy, &src.path, &dst.path) {
                 return Ok(self.refuse(&dst, r));
             }
+            self.git_name_made(&dst)?;
             // SAFETY: plain syscall with live fds and NUL-terminated names.
             let r = unsafe {
                 libc::linkat(src.parent.as_raw_fd(), src.name.as_ptr(), dst.parent.as_raw_fd(), dst.name.as_ptr(), 0)
@@ -463,7 +495,8 @@ impl Call<'_> {
             self.directories_moved();
             // files move natively below write rules; a directory never does (no rule grants
             // making one), so that each one moved is in the run's journal
-            if self.both_native(dirfds, &old, &new) && !self.moves_directory(dirfds, &old, &new, flags) {
+            let exchange = flags & libc::RENAME_EXCHANGE != 0;
+            if self.both_native(dirfds, &old, &new, exchange) && !self.moves_directory(dirfds, &old, &new, flags) {
                 return Ok(Outcome::Continue);
             }
             let src = self.target(dirfds[0], &old)?;
@@ -514,6 +547,9 @@ impl Call<'_> {
                 self.journal(Entry::Moved(dst.path.clone()))?;
             }
             self.git_name_made(&dst)?;
+            if flags & libc::RENAME_EXCHANGE != 0 {
+                self.git_name_made(&src)?;
+            }
             if flags & libc::RENAME_EXCHANGE != 0 && d.as_ref().is_some_and(|d| kind_of(d) == Kind::Dir) {
                 self.journal(Entry::Moved(src.path.clone()))?;
             }
@@ -603,7 +639,7 @@ impl Call<'_> {
             } else {
                 self.names_changed();
             }
-            if self.native_parent(base(dirfd), raw.to_bytes()) == Some(true) {
+            if self.native_parent(base(dirfd), raw.to_bytes()) >= Some(Native::Write) {
                 return Ok(Outcome::Continue);
             }
             let t = self.target(dirfd, &raw)?;
@@ -625,7 +661,7 @@ impl Call<'_> {
     pub(super) fn truncate(&self, addr: u64, len: i64) -> Outcome {
         let run = || -> Step<Outcome> {
             let raw = self.path_arg(addr)?;
-            if self.native_parent(Base::Cwd, raw.to_bytes()) == Some(true) {
+            if self.native_parent(Base::Cwd, raw.to_bytes()) >= Some(Native::Write) {
                 return Ok(Outcome::Continue);
             }
             let t = self.target(libc::AT_FDCWD, &raw)?;
@@ -644,6 +680,16 @@ impl Call<'_> {
         };
         run().unwrap_or_else(|o| o)
     }
+}
+
+/// The directory `t.parent` as srt's own mount namespace reaches it by its path, if that
+/// is the same directory (opened without following any symlink).
+fn same_dir_here(t: &Target) -> Option<OwnedFd> {
+    let dir = t.path.parent()?;
+    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let fd = sys::openat2(None, &c, libc::O_PATH | libc::O_DIRECTORY, 0, sys::RESOLVE_NO_SYMLINKS).ok()?;
+    let (a, b) = (sys::fstat(fd.as_fd()).ok()?, sys::fstat(t.parent.as_fd()).ok()?);
+    (a.st_dev == b.st_dev && a.st_ino == b.st_ino).then_some(fd)
 }
 
 fn read_capped(f: &OwnedFd, max: usize) -> Result<Vec<u8>, Errno> {

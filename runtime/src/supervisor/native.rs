@@ -5,6 +5,11 @@
 //! `CONTINUE` after opening the parent directory, without naming its location or doing
 //! the work itself; it only performs operations in the split directories.
 //!
+//! Making a file (or linking or moving one in) is let through only below a rule that
+//! grants it ([`Native::Files`]: the pool's directories and TMPDIR, made for the run):
+//! in a directory that existed at launch the supervisor makes the file itself, so that
+//! the journal hears of every name git reads there ([`crate::landlock`]).
+//!
 //! `CONTINUE` is safe even when this check is wrong: the kernel then judges under the
 //! command's Landlock domain, which never allows more than the policy. A wrong answer can
 //! only turn a permitted operation into EACCES, and the cache is cleared whenever a
@@ -18,17 +23,30 @@ use super::sys;
 use super::tracee::Base;
 use super::Call;
 
+/// What the Landlock rules above a directory let the kernel do there without the
+/// supervisor (ordered: each grants what the ones before it do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Native {
+    /// No write rule: the supervisor judges and performs every change.
+    No,
+    /// A write rule on a directory that existed at launch: files are written, removed and
+    /// moved out natively, but made or moved in only by the supervisor.
+    Write,
+    /// Below a directory srt made for the run (the pool, TMPDIR): files are made natively.
+    Files,
+}
+
 /// Ancestors walked at most (deeper trees are judged the slow way).
 const MAX_DEPTH: usize = 256;
 /// Directories remembered at most; the cache starts over beyond this.
 const MAX_CACHED: usize = 100_000;
 
 impl Call<'_> {
-    /// Whether the parent directory of the command's path `raw` (relative to `base`) is
-    /// below a write rule. `None` when it cannot be opened (the slow path decides).
-    pub(super) fn native_parent(&self, base: Base, raw: &[u8]) -> Option<bool> {
+    /// What Landlock lets the command do natively in the parent directory of its path
+    /// `raw` (relative to `base`). `None` when it cannot be opened (the slow path decides).
+    pub(super) fn native_parent(&self, base: Base, raw: &[u8]) -> Option<Native> {
         if self.sup.native_rules.is_empty() {
-            return Some(false);
+            return Some(Native::No);
         }
         self.native_parent_entry(base, raw).map(|(native, _, _)| native)
     }
@@ -36,7 +54,7 @@ impl Call<'_> {
     /// As [`Self::native_parent`], with the parent directory it opened and the last name,
     /// for a look at what is there (only to choose `CONTINUE`: it may change before the
     /// kernel acts, and the kernel then judges what it finds).
-    pub(super) fn native_parent_entry<'r>(&self, base: Base, raw: &'r [u8]) -> Option<(bool, OwnedFd, &'r [u8])> {
+    pub(super) fn native_parent_entry<'r>(&self, base: Base, raw: &'r [u8]) -> Option<(Native, OwnedFd, &'r [u8])> {
         let found = match (base, raw.first()) {
             (Base::Cwd, Some(&c)) if c != b'/' => {
                 let cwd = self.cached_cwd()?;
@@ -79,37 +97,67 @@ impl Call<'_> {
         super::Outcome::Continue
     }
 
-    pub(super) fn native_dir(&self, dir: BorrowedFd<'_>) -> bool {
-        let Ok(st) = sys::fstat(dir) else { return false };
+    /// What the rules on `dir` and every directory above it grant (Landlock adds up the
+    /// rules on the way to the root): each directory on the way is remembered with what
+    /// holds from it down.
+    pub(super) fn native_dir(&self, dir: BorrowedFd<'_>) -> Native {
+        let Ok(st) = sys::fstat(dir) else { return Native::No };
         let key = (st.st_dev, st.st_ino);
-        if let Some(v) = self.sup.native_dirs.lock().ok().and_then(|c| c.get(&key).copied()) {
+        let cached = |k: &(u64, u64)| self.sup.native_dirs.lock().ok().and_then(|c| c.get(k).copied());
+        if let Some(v) = cached(&key) {
             return v;
         }
-        let mut seen = vec![key];
-        let mut found = self.sup.native_rules.contains(&key);
+        let own = |k: &(u64, u64)| {
+            if self.sup.files_rules.contains(k) {
+                Native::Files
+            } else if self.sup.native_rules.contains(k) {
+                Native::Write
+            } else {
+                Native::No
+            }
+        };
+        // (directory, what its own rule grants), from `dir` upwards
+        let mut seen = vec![(key, own(&key))];
+        // what holds above the last directory seen: known once a remembered one is met
+        let mut above = Native::No;
+        // nothing above can grant more than Files: the walk ends there
+        let mut complete = seen[0].1 == Native::Files;
         let mut cur: Option<OwnedFd> = None;
-        while !found && seen.len() < MAX_DEPTH {
+        while !complete && seen.len() < MAX_DEPTH {
             let from = cur.as_ref().map_or(dir, |c| c.as_fd());
             let Ok(up) = sys::openat2(Some(from), c"..", libc::O_PATH | libc::O_DIRECTORY, 0, 0) else { break };
             let Ok(ust) = sys::fstat(up.as_fd()) else { break };
             let ukey = (ust.st_dev, ust.st_ino);
-            if seen.last() == Some(&ukey) {
-                break; // the root is its own parent
+            if seen.last().is_some_and(|(k, _)| *k == ukey) {
+                complete = true; // the root is its own parent
+                break;
             }
-            found = self.sup.native_rules.contains(&ukey);
-            seen.push(ukey);
+            if let Some(v) = cached(&ukey) {
+                above = v;
+                complete = true;
+                break;
+            }
+            let mine = own(&ukey);
+            seen.push((ukey, mine));
+            complete = mine == Native::Files;
             cur = Some(up);
         }
-        if let Ok(mut c) = self.sup.native_dirs.lock() {
-            if c.len() >= MAX_CACHED {
-                c.clear();
-            }
-            // every directory on the way lies below the same rule, or below none
-            for k in seen {
-                c.insert(k, found);
+        let mut holds = above;
+        let mut out = Vec::with_capacity(seen.len());
+        for (k, mine) in seen.iter().rev() {
+            holds = holds.max(*mine);
+            out.push((*k, holds));
+        }
+        // a walk cut short knows only what the rules it saw grant: not remembered
+        if complete {
+            if let Ok(mut c) = self.sup.native_dirs.lock() {
+                if c.len() >= MAX_CACHED {
+                    c.clear();
+                }
+                c.extend(out);
             }
         }
-        found
+        holds
     }
 
     /// A directory may have moved: what lies above cached directories may have changed.
