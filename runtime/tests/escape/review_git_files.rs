@@ -127,6 +127,15 @@ for n in ("objects", "refs"): os.mkfifo("sub/" + n, 0o755)'"#)
     git_dir_switched_on_by_a_later_run => attempt(r#"head sub && plant sub/config pwned && : > sub/objects && : > sub/refs"#)
         .then("chmod +x sub/objects sub/refs")
         .check(git_in_runs_nothing("sub", "pwned"));
+    // the third attacker pass: symlinks in a directory the command made itself
+    git_dir_of_symlinks_in_a_new_directory => attempt(r#"mkdir newd && head newd && plant newd/config pwned && ln -s /usr newd/objects && ln -s /usr newd/refs"#)
+        .check(git_in_runs_nothing("newd", "pwned"));
+    // ... and named by a `.git` file in an existing directory that the host repository's
+    // index records as a submodule: host `git status` at the top recurses into it
+    submodule_gitfile_naming_a_git_dir_of_symlinks => attempt(
+        r#"mkdir gd && head gd && plant gd/config pwned && ln -s /usr gd/objects && ln -s /usr gd/refs && echo "gitdir: ../gd" > src/.git && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,src"#)
+        .setup(crate::escape::review_git::host_repo)
+        .check(git_in_runs_nothing(".", "pwned"));
     // `.` itself: HEAD, objects and refs as files
     w_git_dir_of_files => attempt(r#"head . ; plant config pwned; : > objects; : > refs; chmod +x objects refs; true"#)
         .check(git_in_runs_nothing(".", "pwned"));
