@@ -437,11 +437,11 @@ kind: ModelConfig
 metadata: {name: creds-model, namespace: default}
 spec: {provider: OpenAI, model: gpt-4.1-mini, apiKeySecret: $prefix-model, apiKeySecretKey: api-key}
 EOF
-settings_protect() { # the rendered settings exclude both variables and deny both credential mounts
+settings_protect() { # the rendered settings exclude both variables and deny both credential mounts (and /config, the agent's spec and tool headers)
   python3 -c 'import json, sys, yaml
 s = json.loads(yaml.safe_load(open(sys.argv[1]))["data"]["srt-settings.json"])
 assert s["environment"]["exclude"] == ["ACME_LICENSE", "OPENAI_API_KEY"], s
-assert s["filesystem"]["denyRead"] == ["/data/creds", "/var/run/secrets"], s' "$1"
+assert s["filesystem"]["denyRead"] == ["/config", "/data/creds", "/var/run/secrets"], s' "$1"
 }
 model_key_ref() { # the agent container's OPENAI_API_KEY is the ModelConfig's Secret key, by reference
   python3 -c 'import sys, yaml
@@ -466,7 +466,7 @@ if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
     record "$where" < <({
       check "the rendered pod takes OPENAI_API_KEY from the ModelConfig's Secret (secretKeyRef)" \
         model_key_ref "$tmp/creds-rendered.yaml" "$prefix-model"
-      check "the rendered settings exclude ACME_LICENSE, OPENAI_API_KEY, deny /data/creds, /var/run/secrets" \
+      check "the rendered settings exclude ACME_LICENSE, OPENAI_API_KEY, deny /config, /data/creds, /var/run/secrets" \
         settings_protect "$tmp/creds-cm.yaml"
       check "the agent started with its ModelConfig's model and key" has "started=yes"
       timeout 120 podman exec "$ctr" bash -c "$(cat scripts/podman/credentials.sh)" credentials \
