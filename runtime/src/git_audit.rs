@@ -408,10 +408,7 @@ impl Auditor {
         }
         let target = match st.st_mode & libc::S_IFMT {
             libc::S_IFLNK => nix::fcntl::readlinkat(dir, name.as_c_str()).ok().map(PathBuf::from),
-            libc::S_IFREG => self.read(dir, path, &name).ok().and_then(|t| {
-                let t = String::from_utf8_lossy(&t).into_owned();
-                t.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(|x| PathBuf::from(x.trim()))
-            }),
+            libc::S_IFREG => self.read(dir, path, &name).ok().and_then(|t| gitfile_target(&t)),
             _ => None,
         };
         if let Some(t) = target {
@@ -629,6 +626,19 @@ impl Auditor {
         let e = std::io::Error::last_os_error();
         self.unchecked(format!("{}: could not move it aside ({e}): {why}", path.join(name).display()));
     }
+}
+
+/// Where a `.git` file points, read exactly as git reads it (`read_gitfile_gently`):
+/// `gitdir: ` and everything after it, but for the trailing line ends, spaces and further
+/// lines included. Any other reading lets the command name one directory to srt and
+/// another to git (`gitdir: x ` opens `x `).
+fn gitfile_target(text: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut rest = text.strip_prefix(b"gitdir: ")?;
+    while let Some(r) = rest.strip_suffix(b"\n").or_else(|| rest.strip_suffix(b"\r")) {
+        rest = r;
+    }
+    (!rest.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(rest)))
 }
 
 fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {

@@ -141,3 +141,12 @@ fn nested_roots_are_walked_once() {
     let mine: Vec<PathBuf> = roots.iter().map(|r| t.0.join(r.strip_prefix("/").unwrap())).collect();
     assert_eq!(top_level(&mine), vec![t.0.join("a")], "missing /c dropped, /a/b inside /a");
 }
+
+#[test]
+fn a_gitfile_is_read_as_git_reads_it() {
+    assert_eq!(gitfile_target(b"gitdir: x \n"), Some(PathBuf::from("x ")));
+    assert_eq!(gitfile_target(b"gitdir: a\nb\r\n"), Some(PathBuf::from("a\nb")));
+    assert_eq!(gitfile_target(b"gitdir: /abs/path\n"), Some(PathBuf::from("/abs/path")));
+    assert_eq!(gitfile_target(b"gitdir:x\n"), None, "git wants the space");
+    assert_eq!(gitfile_target(b"gitdir: \n"), None);
+}

@@ -139,13 +139,23 @@ pub(crate) fn finish_stale_runs() {
     }
 }
 
-/// A private TMPDIR srt made (`srt-<pid>-<hex>`, a directory of ours, not a symlink).
+/// A private TMPDIR srt made: named exactly `srt-<pid>-<hex>`, a directory of ours that
+/// only we may enter (mode 0700), not a symlink. A stale journal's header is only as
+/// trustworthy as the place it was found, so what it may have removed is held to the
+/// shape srt gives its own TMPDIRs, never "any directory of ours called srt-*".
 fn is_own_tmpdir(p: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let named = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("srt-"));
+    let named = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("srt-")).is_some_and(|rest| {
+        rest.split_once('-').is_some_and(|(pid, hex)| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && !hex.is_empty()
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+    });
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
-    named && p.symlink_metadata().is_ok_and(|m| m.is_dir() && m.uid() == me)
+    named && p.symlink_metadata().is_ok_and(|m| m.is_dir() && m.uid() == me && m.mode() & 0o7777 == 0o700)
 }
 
 /// Namespace mode: the sockets the namespace's init opened inside its network namespace
@@ -358,5 +368,28 @@ pub(crate) fn block_signals() -> Result<(libc::sigset_t, OwnedFd), LaunchError> 
             return Err(std::io::Error::last_os_error().into());
         }
         Ok((old, OwnedFd::from_raw_fd(fd)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_tmpdir_of_srts_shape_is_removed_for_a_stale_journal() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("srt-parent-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let mk = |name: &str, mode: u32| {
+            let p = base.join(name);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            p
+        };
+        assert!(is_own_tmpdir(&mk("srt-123-9abc", 0o700)));
+        assert!(!is_own_tmpdir(&mk("srt-victim", 0o700)), "any srt-* of the user's");
+        assert!(!is_own_tmpdir(&mk("srt-12-xyz", 0o700)), "not hex");
+        assert!(!is_own_tmpdir(&mk("srt-124-9abc", 0o755)), "not private");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -277,6 +277,8 @@ fn list_variables_are_split_entry_by_entry_on_bytes() {
     let opts = env_entries("JAVA_TOOL_OPTIONS", "-Xmx1g -javaagent:/t/a.jar=x,y --x=/t/b".as_ref());
     assert_eq!(opts, vec![PathBuf::from("/t/a.jar"), PathBuf::from("/t/b")]);
     assert_eq!(env_entries("EDITOR", "vim".as_ref()), Vec::<PathBuf>::new(), "a program name is not a path");
+    assert_eq!(env_entries("PERL5OPT", "-I/w2/plib -MEvil".as_ref()), vec![PathBuf::from("/w2/plib")]);
+    assert_eq!(env_entries("GIT_SSH_COMMAND", "ssh -F/h/cfg".as_ref()), vec![PathBuf::from("/h/cfg")]);
     assert_eq!(env_entries("NODE_OPTIONS", "--require '/w/x y.js'".as_ref()), vec![PathBuf::from("/w/x y.js")]);
     assert_eq!(env_entries("PROMPT_COMMAND", "source \"/h/p.sh\";x".as_ref()), vec![PathBuf::from("/h/p.sh")]);
     // a single-path variable keeps its separators as part of the path

@@ -191,6 +191,21 @@ pub const HOME: &[Entry] = &[
     e(".nuget/NuGet", D, "NuGet.Config: package sources for every restore", "https://learn.microsoft.com/en-us/nuget/consume-packages/configuring-nuget-behavior"),
     e("Directory.Build.props", F, "MSBuild imports the nearest one up the tree: ~ reaches every project under ~", MSBUILD),
     e("Directory.Build.targets", F, "as Directory.Build.props", MSBUILD),
+    e("Directory.Build.rsp", F, "MSBuild reads response files up the tree: a -logger: line loads a DLL", "https://learn.microsoft.com/en-us/visualstudio/msbuild/msbuild-response-files"),
+    e("nuget.config", F, "NuGet merges config files from every parent folder: package sources and their credentials", "https://learn.microsoft.com/en-us/nuget/consume-packages/configuring-nuget-behavior"),
+    e("NuGet.Config", F, "as nuget.config", "https://learn.microsoft.com/en-us/nuget/consume-packages/configuring-nuget-behavior"),
+    // found by walking up from any project below ~ (the third and fourth reviews)
+    e("Cargo.toml", F, "cargo searches parent directories for a workspace root: ~/Cargo.toml's [workspace] and [patch] swap in crates whose build.rs runs on every build below ~", "https://doc.rust-lang.org/cargo/reference/workspaces.html#root-package"),
+    e("package.json", F, "npm install in a directory below ~ without a package.json of its own uses the nearest one up: its install scripts run", "https://docs.npmjs.com/cli/v10/configuring-npm/folders#more-information"),
+    e("pnpm-workspace.yaml", F, "pnpm takes the nearest one up as the workspace root", "https://pnpm.io/pnpm-workspace_yaml"),
+    e("deno.json", F, "deno finds its config in parent directories: tasks and import maps", "https://docs.deno.com/runtime/fundamentals/configuration/"),
+    e("deno.jsonc", F, "as deno.json", "https://docs.deno.com/runtime/fundamentals/configuration/"),
+    e("pyproject.toml", F, "pytest, uv and other tools find their config up the tree (pytest's rootdir and addopts, uv sources)", "https://docs.pytest.org/en/stable/reference/customize.html#finding-the-rootdir"),
+    e("pytest.ini", F, "pytest's rootdir search: addopts (-p plugins) for every run below ~", "https://docs.pytest.org/en/stable/reference/customize.html#finding-the-rootdir"),
+    e("tox.ini", F, "as pytest.ini ([pytest] section)", "https://docs.pytest.org/en/stable/reference/customize.html#finding-the-rootdir"),
+    e("setup.cfg", F, "as pytest.ini ([tool:pytest] section)", "https://docs.pytest.org/en/stable/reference/customize.html#finding-the-rootdir"),
+    e("conftest.py", F, "pytest imports conftest.py files from the rootdir down: Python run by every test run below ~", "https://docs.pytest.org/en/stable/how-to/writing_plugins.html#conftest-py-local-per-directory-plugins"),
+    e("uv.toml", F, "uv reads uv.toml from parent directories: index URLs and build settings", "https://docs.astral.sh/uv/concepts/configuration-files/"),
     e(".Rprofile", F, "R code run at every R start", R),
     e(".Renviron", F, "R_PROFILE_USER and library paths for every R", R),
     e("R", D, "R's default user library: packages every R session loads", R),
@@ -446,7 +461,16 @@ pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBu
             }
         }
         words.extend(start.map(|s| &bytes[s..]));
-        words.into_iter().flat_map(|w| w.split(|b| b"=:,".contains(b))).filter(|w| w.first() == Some(&b'/')).collect()
+        words
+            .into_iter()
+            .flat_map(|w| w.split(|b| b"=:,".contains(b)))
+            // a path glued to a short option (`-I/lib` for perl and ruby, `-F/cfg` for ssh)
+            .map(|w| match w.first() {
+                Some(b'-') => &w[w.iter().take_while(|c| **c == b'-' || c.is_ascii_alphabetic()).count()..],
+                _ => w,
+            })
+            .filter(|w| w.first() == Some(&b'/'))
+            .collect()
     } else {
         match ENV_LISTS.iter().find(|(n, _)| *n == name) {
             Some((_, seps)) => bytes.split(|b| seps.contains(b)).collect(),

@@ -136,6 +136,20 @@ for n in ("objects", "refs"): os.mkfifo("sub/" + n, 0o755)'"#)
         r#"mkdir gd && head gd && plant gd/config pwned && ln -s /usr gd/objects && ln -s /usr gd/refs && echo "gitdir: ../gd" > src/.git && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,src"#)
         .setup(crate::escape::review_git::host_repo)
         .check(git_in_runs_nothing(".", "pwned"));
+    // the fourth attacker pass: a `.git` file read one way by srt and another by git
+    // (`gitdir: x ` names `x `, with its space) hid where it pointed: a repository deeper
+    // than the search, whose config the command rewrote
+    gitfile_with_a_trailing_space => attempt(
+        r#"printf '[core]\n\tfsmonitor = touch "%s/pwned"\n' "$O" >> a/b/c/d/deep/.git/config && ln -s ../a/b/c/d/deep/.git "src/x " && printf 'gitdir: x \n' > src/.git && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,src"#)
+        .setup(|e| {
+            crate::escape::review_git::host_repo(e);
+            e.dir(&e.w("a/b/c/d"));
+            let (ok, text) = host_git(e, &["init", "-q", "a/b/c/d/deep"]);
+            assert!(ok, "setup: {text}");
+            e.own_tree(&e.w("a"));
+        })
+        .check(git_in_runs_nothing(".", "pwned"))
+        .check(git_in_runs_nothing("src", "pwned"));
     // `.` itself: HEAD, objects and refs as files
     w_git_dir_of_files => attempt(r#"head . ; plant config pwned; : > objects; : > refs; chmod +x objects refs; true"#)
         .check(git_in_runs_nothing(".", "pwned"));

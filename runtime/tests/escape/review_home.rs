@@ -125,6 +125,12 @@ escapes! {
     env_node_options_require => env_names("NODE_OPTIONS", "--max-old-space-size=100 --require {O}/hook.js", "o/hook.js");
     env_path_prefix_lib => env_names("PATH", "{O}/conda/bin:/usr/bin:/bin", "o/conda/lib/python3.12/site-packages/evil.pth");
     home_nvim_trust => in_home(".local/state/nvim/trust");
+    // the fourth attacker pass: options with a path glued to them, and files tools find
+    // by walking up from any project below the home
+    env_perl5opt_glued_include => env_names("PERL5OPT", "-I{O}/plib -MEvil", "o/plib/Evil.pm");
+    home_cargo_toml => in_home("Cargo.toml");
+    home_package_json => in_home("package.json");
+    home_conftest => in_home("conftest.py");
     // a project's own entry stays writable: its build writes it
     env_project_pythonpath_writable => Scenario::new("mkdir -p src && echo 'x=1' > src/mod.py")
         .env("PYTHONPATH", "{W}/src")
