@@ -88,10 +88,30 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
 /// the list is short enough; what lies under another entry is dropped.
 fn collapse(mut dirs: Vec<PathBuf>, max: usize) -> Vec<PathBuf> {
     loop {
-        // drop what lies under another entry: look each entry's ancestors up (linear)
-        let all: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
-        dirs = all.iter().filter(|d| !d.ancestors().skip(1).any(|a| all.contains(a))).cloned().collect();
-        dirs.sort();
+        // drop what lies under another entry: sorted by components, everything below a
+        // directory comes right after it, so one pass against the last one kept does it
+        // (a set of every ancestor cost 75% of a launch in a 1M-entry tree)
+        // (sorted on bytes with `/` as the smallest byte, which is component order for
+        // canonical paths and a memcmp: Path's own comparison cost most of a launch here)
+        let mut keyed: Vec<(Vec<u8>, PathBuf)> = dirs
+            .into_iter()
+            .map(|d| {
+                use std::os::unix::ffi::OsStrExt;
+                let key = d.as_os_str().as_bytes().iter().map(|&b| if b == b'/' { 0 } else { b }).collect();
+                (key, d)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut kept: Vec<(Vec<u8>, PathBuf)> = Vec::with_capacity(keyed.len());
+        for (key, d) in keyed {
+            let below = kept.last().is_some_and(|(k, _)| {
+                key.starts_with(k) && (key.len() == k.len() || key[k.len()] == 0 || k.last() == Some(&0))
+            });
+            if !below {
+                kept.push((key, d));
+            }
+        }
+        dirs = kept.into_iter().map(|(_, d)| d).collect();
         if dirs.len() <= max {
             return dirs;
         }

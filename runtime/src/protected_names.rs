@@ -184,13 +184,18 @@ pub fn home_entry(rel: &Path) -> Option<&'static Entry> {
 pub fn starts_project_entry(name: &str) -> bool {
     use std::collections::HashSet;
     use std::sync::OnceLock;
-    static FIRST: OnceLock<(HashSet<&'static str>, Vec<&'static str>)> = OnceLock::new();
+    type Wild = (&'static str, &'static str, &'static str);
+    static FIRST: OnceLock<(HashSet<&'static str>, Vec<Wild>)> = OnceLock::new();
     let (exact, wild) = FIRST.get_or_init(|| {
         let firsts = PROJECT.iter().map(|e| e.path.split('/').next().unwrap_or(e.path));
         let (w, x): (Vec<&str>, Vec<&str>) = firsts.partition(|f| f.contains('*'));
-        (x.into_iter().collect(), w)
+        // each pattern with its literal start and end: two memcmps rule out almost every
+        // name before the matcher runs (this is called for every entry the search lists)
+        let w = w.into_iter().map(|p| (p, p.split('*').next().unwrap_or(""), p.rsplit('*').next().unwrap_or("")));
+        (x.into_iter().collect(), w.collect())
     });
-    exact.contains(name) || wild.iter().any(|w| component_matches(w, name))
+    exact.contains(name)
+        || wild.iter().any(|(w, pre, post)| name.starts_with(pre) && name.ends_with(post) && component_matches(w, name))
 }
 
 /// The protected project entry covering `rel` (relative to a project directory), if any.
