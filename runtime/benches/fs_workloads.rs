@@ -9,8 +9,8 @@
 //!   a2  tar xf TARBALL                         working directory on disk
 //!   b   git init, add -A, commit               on disk, pre-populated with the tree
 //!   c   python3 -m compileall -q .             on disk, pre-populated with the tree
-//!   d   git clone -q --no-hardlinks REPO clone  on tmpfs: a local repository of the tree
-//!   e   npm-style unpack into node_modules     on tmpfs: 400 packages of 12 files, each
+//!   d   git clone -q --no-hardlinks REPO clone  on disk: a local repository of the tree
+//!   e   npm-style unpack into node_modules     on disk: 400 packages of 12 files, each
 //!       unpacked from its own tarball into node_modules/<name> (as npm and pnpm do)
 //!   f   10,000 empty files in `sub/`            on disk, `sub/` made before the run
 //!   g   10,000 empty files in `new/`            on disk, `new/` made by the command
@@ -267,8 +267,13 @@ fn main() {
     assert!(tar.success(), "tar cf failed");
     // d's source: the same tree as a local repository with one commit, readable by the
     // workloads' uid
-    let repo = shm.join("repo");
-    std::fs::rename(&tree, &repo).unwrap();
+    // (on disk beside the tarball: /dev is outside what the default policy lets a command
+    // read, /dev/shm included)
+    let repo = scratch.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let untar_repo = Command::new("tar").arg("xf").arg(&tarball).arg("-C").arg(&repo).status().unwrap();
+    assert!(untar_repo.success(), "tar xf into the repository failed");
+    std::fs::remove_dir_all(&tree).unwrap();
     if let Some((uid, gid)) = ids {
         let chown = Command::new("chown").arg("-R").arg(format!("{uid}:{gid}")).arg(&repo).status().unwrap();
         assert!(chown.success(), "chown -R failed");
@@ -311,13 +316,13 @@ fn main() {
         ("c", "c compileall disk", &disk, tree, format!("{python} -m compileall -q ."), pycache),
         (
             "d",
-            "d git clone tmpfs",
-            &shm,
+            "d git clone disk",
+            &disk,
             None,
             format!("git clone -q --no-hardlinks {} clone", repo.display()),
             PathBuf::from("clone").join(&last),
         ),
-        ("e", "e npm unpack tmpfs", &shm, None, unpack, PathBuf::from("node_modules/pkg-399/package.json")),
+        ("e", "e npm unpack disk", &disk, None, unpack, PathBuf::from("node_modules/pkg-399/package.json")),
         (
             "f",
             "f 10k files, existing dir",
