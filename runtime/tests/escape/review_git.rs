@@ -26,13 +26,18 @@ pub(super) fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdin(Stdio::null());
+    run_as_user(c, e, "git must be installed on the host (scripts/deps.sh)")
+}
+
+/// Runs `c` as the scenario's user, its output captured; killed after 20 s. Its exit
+/// status and output.
+pub(super) fn run_as_user(mut c: Command, e: &Env, missing: &str) -> (bool, String) {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(uid) = e.uid {
         c.uid(uid).gid(uid);
     }
-    let mut child = c.spawn().expect("git must be installed on the host (scripts/deps.sh)");
+    let mut child = c.spawn().expect(missing);
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(20) {

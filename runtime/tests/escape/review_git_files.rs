@@ -10,12 +10,10 @@
 //! branch` on a terminal (through `script`, so that git starts its pager): neither may run
 //! what the command planted (`core.fsmonitor`, `core.pager`: `touch O/<marker>`).
 
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::harness::{Env, Output, Scenario};
-use super::review_git::host_git;
+use super::review_git::{host_git, run_as_user};
 use crate::escapes;
 
 /// Shell for the command: a git config at `$1` whose pager and fsmonitor touch `$O/$2`.
@@ -44,23 +42,9 @@ fn host_git_on_tty(e: &Env, dir: &str) -> String {
         .env_remove("GIT_WORK_TREE")
         .env_remove("PAGER")
         .env_remove("GIT_PAGER")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(uid) = e.uid {
-        c.uid(uid).gid(uid);
-    }
-    let mut child = c.spawn().expect("script (util-linux) must be installed on the host");
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = child.wait_with_output().unwrap();
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        .stdin(Stdio::null());
+    let (_, text) = run_as_user(c, e, "script (util-linux) must be installed on the host");
+    text
 }
 
 /// After the run, host git in `dir` (status, and branch with its pager) must not run what
