@@ -274,7 +274,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     } else {
         None
     };
-    let pool = make_pool(&opts.settings).map(std::sync::Arc::new);
+    let pool = make_pool(&opts.settings, state_dir.as_deref()).map(std::sync::Arc::new);
     let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()));
     let mut attempt = 0;
     let (prepared, ruleset) = loop {
@@ -403,9 +403,10 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     Ok(code)
 }
 
-/// The run's directory pool ([`crate::pool`]), in the working directory when the settings
-/// let the command write there. A pool that cannot be made costs only speed.
-fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
+/// The run's directory pool ([`crate::pool`]), when the settings let the command write in
+/// the working directory: a shelf kept in srt's state directory where that is on the same
+/// mount, else made in the working directory. A pool that cannot be made costs only speed.
+fn make_pool(settings: &Settings, state_dir: Option<&Path>) -> Option<crate::pool::Pool> {
     if settings.filesystem.disabled.unwrap_or(false) {
         return None;
     }
@@ -413,6 +414,14 @@ fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
         return None;
+    }
+    // a state directory in /tmp goes when empty: nothing is kept there
+    if let Some(state) = state_dir.filter(|s| !crate::journal::transient(s)) {
+        match crate::pool::Pool::claim(state, &cwd, crate::pool::SHELF_SIZE) {
+            Ok(Some(p)) => return Some(p),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("no directory shelf in {}: {e}", state.display()),
+        }
     }
     crate::pool::Pool::create(&cwd, crate::pool::size_for(&cwd))
         .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
@@ -426,7 +435,7 @@ struct PoolGuard(Option<PathBuf>);
 impl Drop for PoolGuard {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            crate::pool::remove(p);
+            crate::pool::finish(p);
         }
     }
 }
