@@ -10,40 +10,19 @@ macro_rules! warn {
     ($($arg:tt)*) => { $crate::say::line(&format!("srt: warning: {}", format_args!($($arg)*))) };
 }
 
-pub mod after_run;
-pub mod auditor;
-pub mod child;
+// The rooms, in the order a run goes through them: the command line, then the launch, which
+// prepares the filesystem policy, the network and the seccomp filter, starts the command
+// with the supervisor beside it, and ends with the check against delayed host execution.
+pub mod check;
 pub mod cli;
-mod cli_args;
-pub mod env_policy;
-pub mod error;
-pub mod explain;
-mod explain_fs;
-pub mod git_audit;
-pub mod git_config;
-pub mod git_guard;
-pub mod git_shape;
-pub mod journal;
-pub mod landlock;
-pub mod landlock_plan;
+pub mod fs;
+pub mod git;
 pub mod launch;
-pub mod limits;
-pub mod local_addr;
-pub mod mandatory;
-pub mod mounts;
-pub mod name_rules;
-pub mod namespace;
 pub mod net;
-pub mod notify;
-mod parent;
-pub mod policy;
-pub mod pool;
-pub mod prepare;
-pub mod protected_names;
-pub mod reaper;
-pub mod say;
 pub mod seccomp;
-pub mod sock_diag;
 pub mod supervisor;
-pub mod sysno;
-pub mod tmpdir;
+
+// Shared by every room.
+pub mod error;
+pub mod limits;
+pub mod say;

@@ -3,12 +3,12 @@
 //! 1080 SOCKS5) are listening sockets created *inside* it and handed to srt, whose proxy
 //! serves them from outside, so nothing else is reachable and no bridge process is
 //! needed. The first process is PID 1 of the new PID namespace, started by srt's auditor
-//! ([`crate::auditor`]): when it exits, or the auditor dies, the kernel ends every process
+//! ([`crate::check::auditor`]): when it exits, or the auditor dies, the kernel ends every process
 //! of the command.
 
 use std::os::fd::RawFd;
 
-use crate::child::{self, ChildSpec, Stage};
+use crate::launch::child::{self, ChildSpec, Stage};
 
 pub const HTTP_PORT: u16 = 3128;
 pub const SOCKS_PORT: u16 = 1080;
@@ -23,7 +23,7 @@ pub struct InitSpec {
     /// The auditor writes one byte here once the id maps are in place.
     pub go: RawFd,
     /// The read-only mount view the command gets.
-    pub view: crate::mounts::MountView,
+    pub view: crate::fs::mounts::MountView,
     /// Transparent mode: also open srt's DNS ports inside.
     pub dns: bool,
 }
@@ -82,7 +82,7 @@ fn init(mut spec: InitSpec) -> ! {
         {
             fail(sock, Stage::Mounts, errno());
         }
-        if let Err(e) = crate::mounts::apply(&spec.view) {
+        if let Err(e) = crate::fs::mounts::apply(&spec.view) {
             fail(sock, Stage::Mounts, e);
         }
         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
@@ -92,7 +92,7 @@ fn init(mut spec: InitSpec) -> ! {
         // the ruleset was planned on the host's /proc and /dev/pts; these are new inodes
         if spec.view.private_rules {
             if let Some(rs) = spec.command.ruleset.take() {
-                match crate::landlock::with_private_mounts(rs) {
+                match crate::fs::landlock::with_private_mounts(rs) {
                     Ok(rs) => spec.command.ruleset = Some(rs),
                     Err(e) => fail(sock, Stage::Landlock, e),
                 }

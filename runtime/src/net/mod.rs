@@ -5,6 +5,10 @@
 //! `pidfd_getfd`) to the proxy's address, never to an address read from the command's
 //! memory. Every other destination is refused.
 
+pub mod local_addr;
+pub mod namespace;
+pub mod sock_diag;
+
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -24,7 +28,7 @@ pub struct Net {
     pub policy: Policy,
     pub unix: UnixRule,
     /// Landlock mode's local servers: the run's own loopback address.
-    pub local: crate::local_addr::Local,
+    pub local: crate::net::local_addr::Local,
     pub resolver: Resolver,
     /// `network.httpProxyPort`/`socksProxyPort`: an existing proxy (a pod sidecar) on
     /// these loopback ports takes the traffic; srt starts none of its own.
@@ -66,7 +70,7 @@ impl Net {
             token: token()?,
             policy,
             unix: UnixRule::from_settings(s),
-            local: crate::local_addr::Local::for_run(
+            local: crate::net::local_addr::Local::for_run(
                 random("local address")?,
                 s.network.allow_local_binding.unwrap_or(false),
             ),
@@ -253,7 +257,7 @@ impl Inside {
                 continue;
             }
             let l = TcpListener::from(fd);
-            if l.local_addr().is_ok_and(|a| a.port() == crate::namespace::DNS_PORT) {
+            if l.local_addr().is_ok_and(|a| a.port() == crate::net::namespace::DNS_PORT) {
                 out.dns_tcp.push(l);
             } else {
                 out.proxy.push(l);
@@ -341,7 +345,7 @@ fn relay_to_external(inside: Vec<TcpListener>, (http, socks): (u16, u16)) -> Res
                 let mut tasks = Vec::new();
                 for l in inside {
                     let inner_port = l.local_addr().map(|a| a.port()).unwrap_or(0);
-                    let to = if inner_port == crate::namespace::SOCKS_PORT { socks } else { http };
+                    let to = if inner_port == crate::net::namespace::SOCKS_PORT { socks } else { http };
                     let _ = l.set_nonblocking(true);
                     let Ok(l) = tokio::net::TcpListener::from_std(l) else { continue };
                     tasks.push(tokio::spawn(async move {
@@ -372,7 +376,7 @@ pub struct Route {
     pub socks_port: u16,
     pub unix: UnixRule,
     /// Landlock mode: where the command's local servers are placed.
-    pub local: crate::local_addr::Local,
+    pub local: crate::net::local_addr::Local,
     /// Transparent mode's preamble key.
     pub transparent: Option<[u8; srt_proxy::transparent::KEY_LEN]>,
     /// Namespace mode: the command's loopback is its own, other addresses have no route.
@@ -393,7 +397,7 @@ pub enum Verdict {
         dest: SocketAddr,
     },
     /// Landlock mode: a loopback or wildcard address, reachable only where a listener the
-    /// command made is ([`crate::local_addr::candidates`]).
+    /// command made is ([`crate::net::local_addr::candidates`]).
     Local {
         v6: bool,
         dest: SocketAddr,
@@ -461,8 +465,8 @@ pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
     };
     let v6 = family == libc::AF_INET6;
     // v4-mapped addresses are the IPv4 address they carry
-    let ip = crate::local_addr::folded(dest.ip());
-    let local = crate::local_addr::is_local(ip);
+    let ip = crate::net::local_addr::folded(dest.ip());
+    let local = crate::net::local_addr::is_local(ip);
     let transparent = route.transparent.is_some();
     if route.namespaced {
         // nothing but the namespace's own lo is reachable by the kernel's routes
@@ -639,8 +643,8 @@ mod tests {
         v
     }
 
-    const LOCAL: crate::local_addr::Local =
-        crate::local_addr::Local { addr: Ipv4Addr::new(127, 9, 8, 7), as_asked: false };
+    const LOCAL: crate::net::local_addr::Local =
+        crate::net::local_addr::Local { addr: Ipv4Addr::new(127, 9, 8, 7), as_asked: false };
 
     fn route(port: u16, socks_port: u16, transparent: Option<[u8; 16]>, namespaced: bool) -> Route {
         Route { port, socks_port, unix: UnixRule::None, local: LOCAL, transparent, namespaced }

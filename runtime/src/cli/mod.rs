@@ -1,5 +1,9 @@
 //! The srt-compatible command line.
 
+mod args;
+pub mod explain;
+mod explain_fs;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -71,7 +75,7 @@ pub fn main() -> i32 {
     if args.get(1).is_some_and(|a| a == "explain") {
         args[1] = "--explain".into();
     }
-    if let Err(msg) = crate::cli_args::check(&args) {
+    if let Err(msg) = crate::cli::args::check(&args) {
         eprintln!("{msg}");
         return 2;
     }
@@ -167,7 +171,7 @@ fn run(cli: Cli) -> Result<i32, LaunchError> {
     let settings = load_settings(&cli)?;
     let settings_files = settings_files(&cli);
     if cli.explain {
-        print!("{}", crate::explain::report(&settings, cli.allow_weaker, cli.network_mode, &settings_files)?);
+        print!("{}", crate::cli::explain::report(&settings, cli.allow_weaker, cli.network_mode, &settings_files)?);
         return Ok(0);
     }
     let words = match (&cli.command_string, cli.command.is_empty()) {

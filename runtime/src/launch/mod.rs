@@ -1,6 +1,10 @@
 //! The parent side of a run: prepare everything, fork, supervise, forward signals,
 //! return the command's exit code and leave nothing behind.
 
+pub mod child;
+pub mod env_policy;
+mod parent;
+
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -8,16 +12,16 @@ use std::path::{Path, PathBuf};
 
 use settings_schema::Settings;
 
-use crate::auditor::Start;
-use crate::child::{self, ChildSpec};
+use crate::check::auditor::Start;
 use crate::error::LaunchError;
-use crate::landlock_plan::Plan;
-use crate::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
-use crate::policy::FsPolicy;
+use crate::fs::landlock_plan::Plan;
+use crate::fs::policy::FsPolicy;
+use crate::fs::tmpdir::TmpDir;
+use crate::launch::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
 use crate::seccomp::{self, FilterOptions};
 use crate::supervisor::Supervisor;
-use crate::tmpdir::TmpDir;
-use crate::{landlock, prepare, reaper, sysno};
+use crate::{check::reaper, fs::landlock, fs::prepare, seccomp::sysno};
+use child::ChildSpec;
 
 pub struct Options {
     pub settings: Settings,
@@ -80,7 +84,7 @@ pub fn prepare(
         .into_iter()
         .chain(pool)
         .map(Path::to_path_buf)
-        .chain(crate::journal::state_dir_candidates())
+        .chain(crate::check::journal::state_dir_candidates())
         .collect();
     let cx = prepare::Context {
         cwd: &cwd,
@@ -92,9 +96,9 @@ pub fn prepare(
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
     let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
-    let mut plan = if fs_enabled { crate::landlock_plan::plan(&policy) } else { Plan::default() };
+    let mut plan = if fs_enabled { crate::fs::landlock_plan::plan(&policy) } else { Plan::default() };
     if fs_enabled {
-        crate::landlock_plan::files_made_natively_in(&mut plan, &policy, tmpdir);
+        crate::fs::landlock_plan::files_made_natively_in(&mut plan, &policy, tmpdir);
     }
     let landlock_mode = mode == NetworkMode::Landlock;
     let kernel_abi = landlock::kernel_abi();
@@ -178,7 +182,7 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
 
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
-    crate::parent::finish_stale_runs();
+    crate::launch::parent::finish_stale_runs();
     match opts.mode {
         NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
             // nothing of the command ran yet: the namespaces were refused before it started
@@ -270,7 +274,10 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let namespaced = mode == NetworkMode::Namespace;
     let fs_enabled = !opts.settings.filesystem.disabled.unwrap_or(false);
     let state_dir = if fs_enabled {
-        Some(crate::journal::state_dir().map_err(|source| LaunchError::Journal { path: PathBuf::new(), source })?)
+        Some(
+            crate::check::journal::state_dir()
+                .map_err(|source| LaunchError::Journal { path: PathBuf::new(), source })?,
+        )
     } else {
         None
     };
@@ -310,8 +317,8 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
     net.namespaced = namespaced;
     if namespaced {
-        net.port = crate::namespace::HTTP_PORT;
-        net.socks_port = crate::namespace::SOCKS_PORT;
+        net.port = crate::net::namespace::HTTP_PORT;
+        net.socks_port = crate::net::namespace::SOCKS_PORT;
     } else if let Some((http, socks)) = net.external {
         net.port = http;
         net.socks_port = socks;
@@ -349,21 +356,22 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     spec.filter = filter;
     let start = if namespaced {
         let view = if prepared.fs_enabled {
-            crate::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
+            crate::fs::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
         } else {
-            crate::mounts::MountView { all_writable: true, ..Default::default() }
+            crate::fs::mounts::MountView { all_writable: true, ..Default::default() }
         };
         let dns = net.transparent.is_some();
-        let view = crate::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
+        let view = crate::fs::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
         spec.parent_pid = 1; // the command's parent is the namespace's init
         let (go_r, go_w) = pipe()?;
-        let init = crate::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
+        let init = crate::net::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
         Start::Namespaced { init, go_r, go_w }
     } else {
         Start::Direct(spec)
     };
     let mut finish = || finish_run(&tmp, journal.clone());
-    let auditor = crate::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
+    let auditor =
+        crate::check::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
     drop(theirs);
     let run = Run { auditor, tmp, journal };
     let inside = if namespaced {
@@ -403,9 +411,9 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     Ok(code)
 }
 
-/// The run's directory pool ([`crate::pool`]), in the working directory when the settings
+/// The run's directory pool ([`crate::fs::pool`]), in the working directory when the settings
 /// let the command write there. A pool that cannot be made costs only speed.
-fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
+fn make_pool(settings: &Settings) -> Option<crate::fs::pool::Pool> {
     if settings.filesystem.disabled.unwrap_or(false) {
         return None;
     }
@@ -414,7 +422,7 @@ fn make_pool(settings: &Settings) -> Option<crate::pool::Pool> {
     if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
         return None;
     }
-    crate::pool::Pool::create(&cwd, crate::pool::size_for(&cwd))
+    crate::fs::pool::Pool::create(&cwd, crate::fs::pool::size_for(&cwd))
         .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
         .ok()
 }
@@ -426,23 +434,23 @@ struct PoolGuard(Option<PathBuf>);
 impl Drop for PoolGuard {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            crate::pool::remove(p);
+            crate::fs::pool::remove(p);
         }
     }
 }
 
-/// The journal of this run ([`crate::journal`]), holding what the check after it needs,
+/// The journal of this run ([`crate::check::journal`]), holding what the check after it needs,
 /// in srt's state directory (which the policy keeps the command from writing).
 fn open_journal(
     prepared: &Prepared,
     tmp: &Path,
-    pool: Option<&crate::pool::Pool>,
+    pool: Option<&crate::fs::pool::Pool>,
     state_dir: &Path,
-) -> Result<crate::journal::Journal, LaunchError> {
+) -> Result<crate::check::journal::Journal, LaunchError> {
     let policy = &prepared.policy;
-    let header = crate::journal::Header {
+    let header = crate::check::journal::Header {
         roots: policy.write.clone(),
-        since: crate::git_audit::Stamp::run_start(),
+        since: crate::git::audit::Stamp::run_start(),
         // guarded git directories that already were repositories: their files are the user's
         trusted: policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect(),
         guarded: policy.git_dirs.clone(),
@@ -450,16 +458,16 @@ fn open_journal(
         allow_git_config: policy.allow_git_config,
         tmpdir: tmp.to_path_buf(),
     };
-    crate::journal::Journal::create(state_dir, &header)
+    crate::check::journal::Journal::create(state_dir, &header)
         .map_err(|source| LaunchError::Journal { path: state_dir.to_path_buf(), source })
 }
 
 /// With every process of the command gone: moves aside what it planted in git
-/// repositories the rules could not follow ([`crate::git_audit`]), then drops the journal.
-pub(crate) fn check_run(j: &crate::journal::Journal) {
+/// repositories the rules could not follow ([`crate::git::audit`]), then drops the journal.
+pub(crate) fn check_run(j: &crate::check::journal::Journal) {
     let t = std::time::Instant::now();
-    let report = match crate::journal::read(j.path()) {
-        Ok((header, entries)) => crate::after_run::check(&header, &entries),
+    let report = match crate::check::journal::read(j.path()) {
+        Ok((header, entries)) => crate::check::after_run::check(&header, &entries),
         Err(e) => {
             eprintln!(
                 "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",
@@ -469,7 +477,7 @@ pub(crate) fn check_run(j: &crate::journal::Journal) {
         }
     };
     tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git check");
-    crate::git_audit::tell(&report);
+    crate::git::audit::tell(&report);
     if let Err(e) = j.finish() {
         crate::warn!("could not remove this run's journal: {e}");
     }
@@ -515,9 +523,9 @@ fn environment(settings: &Settings, tmpdir: &Path, proxy: &[(String, String)]) -
     let mut own = proxy.to_vec();
     own.push(("SANDBOX_RUNTIME".into(), "1".into()));
     own.push(("TMPDIR".into(), tmpdir.to_string_lossy().into_owned()));
-    let built = crate::env_policy::build(&settings.environment(), std::env::vars_os().collect(), &own);
+    let built = crate::launch::env_policy::build(&settings.environment(), std::env::vars_os().collect(), &own);
     if !built.report.is_empty() {
-        tracing::debug!("environment: {}", crate::env_policy::describe(&built.report));
+        tracing::debug!("environment: {}", crate::launch::env_policy::describe(&built.report));
     }
     built.envp
 }

@@ -25,8 +25,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::landlock_plan::PlannedRule;
-use crate::policy::Rights;
+use crate::fs::landlock_plan::PlannedRule;
+use crate::fs::policy::Rights;
 
 /// Directories made ahead per run: each serves one directory the command makes in a split
 /// directory (with everything below it). A few cover the usual unpack, install or build

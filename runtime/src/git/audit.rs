@@ -1,7 +1,7 @@
 //! The check after the run: git repositories the command made or changed anywhere in the
 //! writable trees, whose files would make a later, unsandboxed `git` run a program.
 //!
-//! The rules in [`crate::git_guard`] hold for the git directories known at launch. A
+//! The rules in [`crate::git::guard`] hold for the git directories known at launch. A
 //! command can also make new ones where no rule can follow it: `git init vendor/lib`,
 //! a bare repository (`HEAD`, `objects/`, `refs/`, `config`) in any directory, a `.git` file
 //! naming one. Landlock grants rights by directory, not by name, and a new directory below
@@ -13,7 +13,7 @@
 //! So once every process of the command is gone, srt walks the writable trees (without
 //! following symlinks) and checks every directory git would take for a git directory (one
 //! holding `HEAD`): `config` and `config.worktree` must pass
-//! [`crate::git_config::check_at`], `commondir` may only point to an ancestor, `hooks/`
+//! [`crate::git::config::check_at`], `commondir` may only point to an ancestor, `hooks/`
 //! may only hold `*.sample` files. What is checked is decided by ctime, which no command
 //! can set back (rename and link update it too): in a git directory that became one
 //! during the run (it, or its `HEAD`, changed), everything, whatever its age, so that
@@ -21,7 +21,7 @@
 //! targets of `commondir` and of `.git` files and symlinks made during the run are checked
 //! in full. A `.git` directory without `HEAD` is checked for what changed, so nothing can
 //! be left in one to wait for a later run to add the `HEAD`. The repositories that existed
-//! at launch and were guarded by the rules ([`crate::git_guard`]) are checked only for
+//! at launch and were guarded by the rules ([`crate::git::guard`]) are checked only for
 //! what changed: their older files are the user's own.
 //!
 //! What fails is renamed to `<name>.srt-quarantined` (nothing is deleted) and reported.
@@ -40,7 +40,7 @@ use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
-use crate::git_config;
+use crate::git::config;
 
 /// Entries looked at, at most: a bound on the work at exit (a writable `$HOME` with a
 /// million files takes about a second). Beyond it srt says what it did not check.
@@ -485,7 +485,7 @@ impl Auditor {
             }
             match self.read(dir, path, &c) {
                 Ok(text) => {
-                    if let Err(refusal) = git_config::check_at(&text, ups) {
+                    if let Err(refusal) = config::check_at(&text, ups) {
                         self.quarantine(dir, path, name, refusal.to_string());
                     }
                 }
@@ -646,7 +646,7 @@ fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
     let how = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
     let fd = nix::fcntl::openat(dir, name, how, Mode::empty())?;
     let mut text = Vec::new();
-    std::fs::File::from(fd).take(git_config::MAX_LEN as u64 + 1).read_to_end(&mut text)?;
+    std::fs::File::from(fd).take(config::MAX_LEN as u64 + 1).read_to_end(&mut text)?;
     Ok(text)
 }
 
@@ -669,5 +669,5 @@ pub fn tell(report: &Report) {
 }
 
 #[cfg(test)]
-#[path = "git_audit_tests.rs"]
+#[path = "audit_tests.rs"]
 mod tests;

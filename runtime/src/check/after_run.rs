@@ -3,7 +3,7 @@
 //!
 //! Why the journal is enough: no Landlock rule grants making a directory, a symlink or a
 //! FIFO, so every one the command made or moved went through the supervisor, which wrote
-//! it to the journal before doing it ([`crate::journal`]). Files alone can make a git
+//! it to the journal before doing it ([`crate::check::journal`]). Files alone can make a git
 //! directory (git takes `HEAD` beside executable files named `objects` and `refs`, or
 //! beside a `commondir`), so the kernel makes files only below directories made during the
 //! run, which the journal names; in a directory that existed at launch the supervisor
@@ -18,7 +18,7 @@
 //! - the git directories the rules guarded, for what changed in them;
 //! - the targets of `.git` files and symlinks made during the run.
 //!
-//! Git directories found this way are checked as [`crate::git_audit`] does: a config or
+//! Git directories found this way are checked as [`crate::git::audit`] does: a config or
 //! hook that could make a later host `git` run a program is moved aside and reported.
 //! Directories the command locked are opened up for the check and given their modes back.
 
@@ -28,9 +28,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::git_audit::{self, c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up, Auditor, Report};
-use crate::journal::{Entry, Header};
-use crate::policy::under;
+use crate::check::journal::{Entry, Header};
+use crate::fs::policy::under;
+use crate::git::audit::{self, c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up, Auditor, Report};
 
 /// Runs the check for one run.
 pub fn check(h: &Header, entries: &[Entry]) -> Report {
@@ -68,7 +68,7 @@ pub fn check(h: &Header, entries: &[Entry]) -> Report {
     // what the command wrote into directories of the pool it was not given is checked like a
     // moved directory, and stays
     for p in &h.pools {
-        for kept in crate::pool::remove(p) {
+        for kept in crate::fs::pool::remove(p) {
             c.walk(&kept);
             c.a.unchecked(format!(
                 "{}: srt's own directory, written into by the command; left in place",
@@ -164,21 +164,21 @@ impl Check<'_> {
             self.a.note_gitfile(o.fd(), parent);
             return;
         }
-        if crate::git_shape::inside_git_dir(&self.h.guarded, p) {
+        if crate::git::shape::inside_git_dir(&self.h.guarded, p) {
             let n = OsString::from(name).to_string_lossy().into_owned();
             self.a.quarantine(o.fd(), parent, &n, "a link or special file inside a git directory".into());
         }
     }
 }
 
-/// [`crate::git_shape::is_git_dir`], on an open directory.
+/// [`crate::git::shape::is_git_dir`], on an open directory.
 fn is_git_dir(dir: BorrowedFd<'_>, path: &Path) -> bool {
     if path.file_name() == Some(OsStr::new(".git")) {
         return true;
     }
     // an entry that cannot be looked at counts as there: checking too much costs little
-    crate::git_shape::shaped(|name| match lstat_at(dir, &cname(name)) {
-        Ok(Some(st)) => Some(git_audit::is_dir(&st)),
+    crate::git::shape::shaped(|name| match lstat_at(dir, &cname(name)) {
+        Ok(Some(st)) => Some(audit::is_dir(&st)),
         Ok(None) => None,
         Err(_) => Some(name != "HEAD"),
     })

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::git_guard::{self, Guard};
+use crate::git::guard::{self, Guard};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FsPolicy {
@@ -15,7 +15,7 @@ pub struct FsPolicy {
     pub write: Vec<PathBuf>,
     /// Never writable, whatever `write` says (deny wins, also for missing paths).
     pub deny_write: Vec<PathBuf>,
-    /// Git directories whose files that can run programs are guarded ([`git_guard`]),
+    /// Git directories whose files that can run programs are guarded ([`crate::git::guard`]),
     /// deepest first; they need not exist.
     pub git_dirs: Vec<PathBuf>,
     /// `allowGitConfig`: a git directory's existing `config` is writable.
@@ -26,15 +26,15 @@ pub struct FsPolicy {
     /// Further paths where the Landlock plan must split rights (git directories' guarded
     /// names, existing or not), so that new entries there go to the supervisor.
     pub extra_bounds: Vec<PathBuf>,
-    /// Trees the launch's search had no budget to look through ([`crate::mandatory`]): no
+    /// Trees the launch's search had no budget to look through ([`crate::fs::mandatory`]): no
     /// Landlock rule grants writing there, and [`FsPolicy::guard`] recognises protected
     /// names and git directories there as the supervisor meets them.
     pub mediated: Vec<PathBuf>,
     /// The tops of the trees, where the project names hold for names made later
-    /// ([`crate::mandatory::Mandatory::tops`]).
+    /// ([`crate::fs::mandatory::Mandatory::tops`]).
     pub tops: Vec<PathBuf>,
     /// `$HOME` when it lies in a writable tree: its dot-entries are protected unless the
-    /// home allow-list names them ([`crate::protected_names::home_rule`]).
+    /// home allow-list names them ([`crate::fs::protected_names::home_rule`]).
     pub home: Option<HomePolicy>,
 }
 
@@ -55,7 +55,7 @@ pub struct HomePolicy {
 impl HomePolicy {
     /// Whether the home rules protect `p` (below `$HOME`).
     pub fn protects(&self, p: &Path) -> bool {
-        use crate::protected_names::{home_rule, HomeRule, HomeSettings};
+        use crate::fs::protected_names::{home_rule, HomeRule, HomeSettings};
         let Some(rel) = self.relative(p) else { return false };
         let rel = rel.as_path();
         if rel.as_os_str().is_empty() || rel.starts_with(".git") {
@@ -86,7 +86,7 @@ impl HomePolicy {
     /// rules grant writing everything below it.
     pub fn protects_below(&self, p: &Path) -> bool {
         let Some(rel) = self.relative(p) else { return false };
-        crate::protected_names::HOME.iter().any(|e| crate::protected_names::lies_below(e.path, &rel))
+        crate::fs::protected_names::HOME.iter().any(|e| crate::fs::protected_names::lies_below(e.path, &rel))
     }
 }
 
@@ -154,8 +154,8 @@ impl FsPolicy {
             self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
         {
             let first = p.strip_prefix(t).ok().and_then(|rel| rel.components().next()).map(|c| c.as_os_str());
-            let may = first.and_then(|f| f.to_str()).is_some_and(crate::protected_names::starts_project_entry);
-            if may && p.strip_prefix(t).is_ok_and(|rel| crate::protected_names::project_entry(rel).is_some()) {
+            let may = first.and_then(|f| f.to_str()).is_some_and(crate::fs::protected_names::starts_project_entry);
+            if may && p.strip_prefix(t).is_ok_and(|rel| crate::fs::protected_names::project_entry(rel).is_some()) {
                 return Guard::Deny;
             }
         }
@@ -166,7 +166,7 @@ impl FsPolicy {
             }
         }
         match self.git_dirs.iter().find(|g| under(p, g)) {
-            Some(g) => match p.strip_prefix(g).map(git_guard::classify) {
+            Some(g) => match p.strip_prefix(g).map(guard::classify) {
                 Ok(Guard::GitConfig) if self.allow_git_config => Guard::Open,
                 Ok(guard) => guard,
                 Err(_) => Guard::Deny,
@@ -197,7 +197,9 @@ impl FsPolicy {
         let project_below = |t: &PathBuf| {
             p.strip_prefix(t).is_ok_and(|rel| {
                 !rel.as_os_str().is_empty()
-                    && crate::protected_names::PROJECT.iter().any(|e| crate::protected_names::lies_below(e.path, rel))
+                    && crate::fs::protected_names::PROJECT
+                        .iter()
+                        .any(|e| crate::fs::protected_names::lies_below(e.path, rel))
             })
         };
         self.deny_write.iter().any(|d| d != p && under(d, p))
@@ -206,7 +208,7 @@ impl FsPolicy {
             || self
                 .git_dirs
                 .iter()
-                .any(|g| under(g, p) || (under(p, g) && p.strip_prefix(g).is_ok_and(git_guard::guards_below)))
+                .any(|g| under(g, p) || (under(p, g) && p.strip_prefix(g).is_ok_and(guard::guards_below)))
     }
 
     /// A `denyRead` path lies strictly below `p`: moving `p` would carry it out from under
@@ -264,17 +266,17 @@ fn mediated_guard(p: &Path, m: &Path) -> Guard {
     // a project name at any depth: the name and the one above it, for `.claude/x` names
     let named = |q: &Path| {
         let two: PathBuf = q.iter().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
-        crate::protected_names::project_entry(Path::new(q.file_name().unwrap_or_default())).is_some()
-            || crate::protected_names::PROJECT
+        crate::fs::protected_names::project_entry(Path::new(q.file_name().unwrap_or_default())).is_some()
+            || crate::fs::protected_names::PROJECT
                 .iter()
-                .any(|e| e.path.contains('/') && crate::protected_names::covers(e.path, &two))
+                .any(|e| e.path.contains('/') && crate::fs::protected_names::covers(e.path, &two))
     };
     if p.ancestors().take_while(|a| under(a, m)).any(named) {
         return Guard::Deny;
     }
-    let git = p.ancestors().skip(1).take_while(|a| under(a, m)).find(|a| crate::git_shape::is_git_dir(a));
+    let git = p.ancestors().skip(1).take_while(|a| under(a, m)).find(|a| crate::git::shape::is_git_dir(a));
     match git {
-        Some(g) => p.strip_prefix(g).map_or(Guard::Deny, git_guard::classify),
+        Some(g) => p.strip_prefix(g).map_or(Guard::Deny, guard::classify),
         // one `HEAD` (or a `commondir`) would make its directory a repository
         None if matches!(p.file_name().and_then(|n| n.to_str()), Some("HEAD" | "commondir")) => Guard::Deny,
         None => Guard::Open,

@@ -50,7 +50,7 @@ fn run(prog: &[SockFilter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
 }
 
 fn decide(o: FilterOptions, name: &str, args: [u64; 6]) -> u32 {
-    let arch = crate::sysno::native();
+    let arch = crate::seccomp::sysno::native();
     let prog = assemble(&arch, &rules(&arch, o)).unwrap();
     run(&prog, arch.audit_arch, arch.nr(name).unwrap(), args)
 }
@@ -59,7 +59,7 @@ const EPERM: u32 = RET_ERRNO | libc::EPERM as u32;
 
 #[test]
 fn every_listed_syscall_reaches_its_own_rule_and_others_are_allowed() {
-    let arch = crate::sysno::native();
+    let arch = crate::seccomp::sysno::native();
     let table = rules(&arch, opts(true, false));
     let prog = assemble(&arch, &table).unwrap();
     for (name, nr, rule) in &table {
@@ -150,7 +150,7 @@ fn signals_go_to_the_supervisor_only_where_landlock_cannot_scope_them() {
 
 #[test]
 fn foreign_architecture_and_x32_are_killed() {
-    let arch = crate::sysno::native();
+    let arch = crate::seccomp::sysno::native();
     let prog = assemble(&arch, &rules(&arch, opts(true, false))).unwrap();
     assert_eq!(run(&prog, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
     if let Some(bit) = arch.x32_bit {

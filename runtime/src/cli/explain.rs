@@ -7,7 +7,7 @@ use settings_schema::Settings;
 use crate::error::LaunchError;
 use crate::launch::{self, MIN_ABI_FS};
 
-use crate::{seccomp, sysno};
+use crate::{seccomp, seccomp::sysno};
 
 pub fn report(
     settings: &Settings,
@@ -17,7 +17,7 @@ pub fn report(
 ) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
     let (mode, fallback) = launch::probe_mode(mode, settings, settings_files);
-    let state = crate::journal::state_dir().ok();
+    let state = crate::check::journal::state_dir().ok();
     let p = launch::prepare(settings, &tmp, mode, settings_files, state.as_deref(), None)?;
     let mut o = String::new();
     let w = &mut o;
@@ -125,8 +125,8 @@ pub fn report(
         let _ = writeln!(w, "  LIMIT: clients that ignore HTTP_PROXY/ALL_PROXY fail instead of reaching the network");
         let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
     }
-    crate::explain_fs::report(w, &p, settings_files);
-    crate::env_policy::explain(w, &settings.environment());
+    crate::cli::explain_fs::report(w, &p, settings_files);
+    crate::launch::env_policy::explain(w, &settings.environment());
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();
     for (name, _, rule) in seccomp::rules(&arch, p.filter) {

@@ -7,8 +7,8 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use crate::git_guard::Guard;
-use crate::policy::FsPolicy;
+use crate::fs::policy::FsPolicy;
+use crate::git::guard::Guard;
 
 /// What is being made at a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum Verdict {
     /// Refused; the reason names the rule (for `-d` logs).
     Refuse(&'static str),
     /// Allowed only as a whole-file install of a git `config` whose content passes
-    /// [`crate::git_config::check`].
+    /// [`crate::git::config::check`].
     InstallGitConfig,
 }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::git_guard::Guard;
+use crate::git::guard::Guard;
 use crate::launch::{NetworkMode, Prepared};
 
 pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
@@ -56,11 +56,12 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
             "  at the top of {} (mandatory, whether or not they exist; refused if made  [supervisor]):",
             tops.join(", ")
         );
-        let names: Vec<&str> = crate::protected_names::PROJECT.iter().map(|e| e.path).collect();
+        let names: Vec<&str> = crate::fs::protected_names::PROJECT.iter().map(|e| e.path).collect();
         wrap(w, &names);
     }
     if let Some(h) = &pol.home {
-        let on: Vec<&str> = crate::protected_names::HOME_ALLOW.iter().filter(|a| a.default).map(|a| a.path).collect();
+        let on: Vec<&str> =
+            crate::fs::protected_names::HOME_ALLOW.iter().filter(|a| a.default).map(|a| a.path).collect();
         let _ = writeln!(
             w,
             "  $HOME ({}) lies in a writable tree: its dot-entries, and the files home tools run",
@@ -82,9 +83,9 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
             w,
             "  {}: too big for the launch's look ({} entries in the working directory's tree, {} in the others, {} at a tree's top): no",
             m.display(),
-            crate::mandatory::BUDGET,
-            crate::mandatory::OTHER_BUDGET,
-            crate::mandatory::SPLIT_MAX
+            crate::fs::mandatory::BUDGET,
+            crate::fs::mandatory::OTHER_BUDGET,
+            crate::fs::mandatory::SPLIT_MAX
         );
         let _ = writeln!(
             w,
@@ -236,7 +237,7 @@ fn wrap(w: &mut String, names: &[&str]) {
 }
 
 /// The protected names that do not exist, one line per directory.
-fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, settings_files: &[PathBuf], how: &str) {
+fn missing_by_directory(w: &mut String, pol: &crate::fs::policy::FsPolicy, settings_files: &[PathBuf], how: &str) {
     let mut by_dir: std::collections::BTreeMap<PathBuf, Vec<String>> = std::collections::BTreeMap::new();
     let missing_mandatory = |d: &&PathBuf| d.symlink_metadata().is_err() && origin(d, settings_files) == "(mandatory)";
     for d in pol.deny_write.iter().filter(missing_mandatory) {
@@ -272,13 +273,16 @@ fn missing_by_directory(w: &mut String, pol: &crate::policy::FsPolicy, settings_
 /// Where a protected path comes from, for the listing.
 fn origin(p: &Path, settings_files: &[PathBuf]) -> &'static str {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if settings_files.iter().any(|s| s == p || crate::prepare::canonical(s) == p) {
+    if settings_files.iter().any(|s| s == p || crate::fs::prepare::canonical(s) == p) {
         "(settings file)"
-    } else if crate::journal::state_dir_candidates().iter().any(|s| s == p || crate::prepare::canonical(s) == p) {
+    } else if crate::check::journal::state_dir_candidates()
+        .iter()
+        .any(|s| s == p || crate::fs::prepare::canonical(s) == p)
+    {
         "(srt's state)"
     } else if name == "HEAD" {
         "(bare repo)"
-    } else if name == ".git" || crate::protected_names::PROJECT.iter().any(|e| p.ends_with(e.path)) {
+    } else if name == ".git" || crate::fs::protected_names::PROJECT.iter().any(|e| p.ends_with(e.path)) {
         "(mandatory)"
     } else {
         "(denyWrite)"

@@ -4,7 +4,7 @@
 //! Applied at the top of the working directory and of every writable tree (whether or not
 //! they exist there) and, where they exist, below them down to `mandatoryDenySearchDepth`.
 //! Git directories are returned separately: what is guarded inside them is
-//! [`crate::git_guard`]'s business. A git directory is a `.git` (directory, or a file or
+//! [`crate::git::guard`]'s business. A git directory is a `.git` (directory, or a file or
 //! symlink naming one), or a directory git would take for one (`HEAD` with `objects/` and
 //! `refs/`, or with a `commondir`).
 //!
@@ -12,12 +12,12 @@
 //! down as the trees grow. A directory it had no budget left to list is not assumed safe:
 //! it is returned in `mediated`, where no Landlock rule grants writing and the supervisor
 //! judges every write by the same names, at any depth, recognising git directories as it
-//! goes ([`crate::policy::FsPolicy::guard`]).
+//! goes ([`crate::fs::policy::FsPolicy::guard`]).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use crate::protected_names::{self, PROJECT};
+use crate::fs::protected_names::{self, PROJECT};
 
 /// Directories never descended into while searching (as srt's `!**/node_modules/**`).
 const SKIP_DIRS: &[&str] = &["node_modules"];
@@ -41,13 +41,13 @@ pub const SPLIT_MAX: usize = 512;
 pub struct Mandatory {
     /// Never writable (whether or not they exist).
     pub deny: Vec<PathBuf>,
-    /// Git directories, guarded by [`crate::git_guard`] (whether or not they exist).
+    /// Git directories, guarded by [`crate::git::guard`] (whether or not they exist).
     pub git_dirs: Vec<PathBuf>,
     /// Directories the search could not list within its budget.
     pub mediated: Vec<PathBuf>,
     /// The tops of the trees (the working directory, each writable tree): the project
     /// names hold there for names made later too, wildcards included
-    /// ([`crate::policy::FsPolicy::guard`]).
+    /// ([`crate::fs::policy::FsPolicy::guard`]).
     pub tops: Vec<PathBuf>,
 }
 
@@ -279,7 +279,7 @@ fn git_dir_in(dir: &Path, top: bool, out: &mut Mandatory) {
     // one may not be made: that takes a `HEAD` file, so one may not appear. This holds
     // with a `.git` too: git falls back to the directory itself when `.git/HEAD` is made
     // invalid.
-    if crate::git_shape::is_git_dir(dir) {
+    if crate::git::shape::is_git_dir(dir) {
         out.git_dirs.push(dir.to_path_buf());
     } else if top {
         out.deny.push(dir.join("HEAD"));

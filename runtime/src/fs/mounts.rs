@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::policy::{under, FsPolicy};
+use crate::fs::policy::{under, FsPolicy};
 
 /// Paths prepared in the parent; the init only makes syscalls with them.
 #[derive(Debug, Default, Clone)]

@@ -15,7 +15,7 @@
 //! could lower its limits or priority ([`crate::supervisor`]). It runs in its own process
 //! group, so a terminal's ^C reaches srt alone, which passes it on exactly once. It holds
 //! the run's journal (the same open file, so the journal stays locked while either lives);
-//! if both die, the next srt run finishes the journal ([`crate::journal::stale`]).
+//! if both die, the next srt run finishes the journal ([`crate::check::journal::stale`]).
 //!
 //! It is forked from single-threaded srt and stays single-threaded; it allocates little
 //! after the command starts, and its ending (the kill loop) allocates nothing.
@@ -23,9 +23,9 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
-use crate::child::{self, ChildSpec, Stage};
-use crate::namespace::InitSpec;
-use crate::reaper;
+use crate::check::reaper;
+use crate::launch::child::{self, ChildSpec, Stage};
+use crate::net::namespace::InitSpec;
 
 /// Grace period between passing on SIGTERM/SIGINT/SIGHUP and killing the whole tree.
 const TERM_GRACE: Duration = Duration::from_secs(5);
@@ -134,9 +134,9 @@ fn run(start: Start, setup: RawFd, sigfd: RawFd, lifeline: OwnedFd, finish: &mut
 /// Starts the namespaced init and maps our ids into its user namespace.
 fn start_namespaced(spec: InitSpec, go_r: OwnedFd, go: OwnedFd) -> Result<libc::pid_t, (Stage, i32)> {
     let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
-    let pid = crate::namespace::spawn(spec).map_err(|e| (Stage::Namespaces, errno(&e)))?;
+    let pid = crate::net::namespace::spawn(spec).map_err(|e| (Stage::Namespaces, errno(&e)))?;
     drop(go_r);
-    if let Err(e) = crate::namespace::write_id_maps(pid) {
+    if let Err(e) = crate::net::namespace::write_id_maps(pid) {
         // SAFETY: killing and reaping the init we just started; it waits on `go`.
         unsafe {
             libc::kill(pid, libc::SIGKILL);

@@ -3,9 +3,12 @@
 //! mediates. Layout: architecture check (foreign arch and x32 numbers kill the process),
 //! then one block per listed syscall, then allow.
 
+pub mod notify;
+pub mod sysno;
+
 use std::io;
 
-use crate::sysno::{self, Arch};
+use sysno::Arch;
 
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x15;
@@ -664,5 +667,4 @@ fn errno() -> i32 {
 }
 
 #[cfg(test)]
-#[path = "seccomp_tests.rs"]
 mod tests;

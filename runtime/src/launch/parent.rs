@@ -1,4 +1,4 @@
-//! srt's side of a run once its auditor is started ([`crate::auditor`]): the setup socket
+//! srt's side of a run once its auditor is started ([`crate::check::auditor`]): the setup socket
 //! (the seccomp listener, the namespace's sockets, setup failures), the signals srt passes
 //! on, and the end of the run when the auditor could not end it itself. Also what a run
 //! does first: finish earlier runs that died before their check.
@@ -6,18 +6,18 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-use crate::child::Stage;
+use crate::check::reaper;
 use crate::error::LaunchError;
+use crate::fs::tmpdir::TmpDir;
 use crate::launch::check_run;
-use crate::reaper;
+use crate::launch::child::Stage;
 use crate::supervisor::Supervisor;
-use crate::tmpdir::TmpDir;
 
 /// A run whose auditor is started: what srt needs to end it when the auditor cannot.
 pub(crate) struct Run {
-    pub auditor: crate::auditor::Auditor,
+    pub auditor: crate::check::auditor::Auditor,
     pub tmp: TmpDir,
-    pub journal: Option<std::sync::Arc<crate::journal::Journal>>,
+    pub journal: Option<std::sync::Arc<crate::check::journal::Journal>>,
 }
 
 impl Run {
@@ -40,7 +40,7 @@ impl Run {
         self.clean_up(status, setup_error);
         match setup_error {
             Some((stage, errno)) => Err(child_error(stage, errno)),
-            None => Ok(crate::auditor::exit_code(status)),
+            None => Ok(crate::check::auditor::exit_code(status)),
         }
     }
 
@@ -67,7 +67,7 @@ impl Run {
             reaper::kill_all_descendants(&reaper::Children::open(), true);
             finish_run(&self.tmp, self.journal.take());
             std::mem::forget(self.tmp);
-        } else if reported.is_some_and(|(stage, _)| crate::auditor::nothing_started(stage)) {
+        } else if reported.is_some_and(|(stage, _)| crate::check::auditor::nothing_started(stage)) {
             if let Some(j) = self.journal.take() {
                 let _ = j.finish();
             }
@@ -85,7 +85,7 @@ fn child_error(stage: Stage, errno: i32) -> LaunchError {
 /// The end of a run, once every process of the command is gone (in the auditor, or in srt
 /// when the auditor died): the TMPDIR goes first (if something of it stays, the check
 /// looks at it too), then the check after the run.
-pub(crate) fn finish_run(tmp: &TmpDir, journal: Option<std::sync::Arc<crate::journal::Journal>>) {
+pub(crate) fn finish_run(tmp: &TmpDir, journal: Option<std::sync::Arc<crate::check::journal::Journal>>) {
     if let Err(e) = tmp.remove() {
         crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
@@ -108,9 +108,10 @@ pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), LaunchError> {
 /// journals are no longer locked) are finished first: their TMPDIR removed and the check
 /// done, before this run's command can start.
 pub(crate) fn finish_stale_runs() {
-    let stale = crate::journal::state_dir_candidates().into_iter().flat_map(|d| crate::journal::stale(&d));
+    let stale =
+        crate::check::journal::state_dir_candidates().into_iter().flat_map(|d| crate::check::journal::stale(&d));
     for (path, file) in stale {
-        let header = match crate::journal::read(&path) {
+        let header = match crate::check::journal::read(&path) {
             Ok((h, _)) => h,
             Err(e) => {
                 // not one this srt can read (another version's, or damaged): said once, and
@@ -131,11 +132,11 @@ pub(crate) fn finish_stale_runs() {
             path.display()
         ));
         if is_own_tmpdir(&header.tmpdir) {
-            if let Err(e) = crate::tmpdir::remove_tree(&header.tmpdir) {
+            if let Err(e) = crate::fs::tmpdir::remove_tree(&header.tmpdir) {
                 crate::warn!("could not remove {}: {e}", header.tmpdir.display());
             }
         }
-        check_run(&crate::journal::adopt(file.into(), path));
+        check_run(&crate::check::journal::adopt(file.into(), path));
     }
 }
 
@@ -248,7 +249,7 @@ pub(crate) fn supervise(
         if fds[0].revents & libc::POLLIN == 0 {
             continue;
         }
-        for sig in crate::auditor::read_signals(sigfd.as_raw_fd()) {
+        for sig in crate::check::auditor::read_signals(sigfd.as_raw_fd()) {
             if sig == libc::SIGCHLD {
                 let mut status = 0;
                 // SAFETY: plain waitpid for our own child, writing into a local.

@@ -25,7 +25,7 @@ pub enum Guard {
     /// Never written, created, replaced or removed.
     Deny,
     /// A git directory's `config`: never written in place (unless `allowGitConfig`); it is
-    /// only replaced whole, by a rename whose source passed [`crate::git_config::check`].
+    /// only replaced whole, by a rename whose source passed [`crate::git::config::check`].
     GitConfig,
     /// A `hooks` directory: may be created empty (`git init` does), never replaced.
     HooksDir,

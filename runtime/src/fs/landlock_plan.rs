@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::policy::{FsPolicy, Rights};
+use crate::fs::policy::{FsPolicy, Rights};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRule {
@@ -22,7 +22,7 @@ pub struct PlannedRule {
     /// Files and sockets may be made below it by the kernel: only directories srt made
     /// for the run (the pool, TMPDIR). A directory that existed at launch gets no such
     /// right, so every file made there goes through the supervisor and, where git would
-    /// read its name, the journal ([`crate::landlock`]).
+    /// read its name, the journal ([`crate::fs::landlock`]).
     pub makes_files: bool,
 }
 
@@ -105,7 +105,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], o
     let below: Vec<&Bound> = bounds
         .iter()
         .copied()
-        .filter(|b| b.path.as_os_str() != node.as_os_str() && crate::policy::under(&b.path, node))
+        .filter(|b| b.path.as_os_str() != node.as_os_str() && crate::fs::policy::under(&b.path, node))
         .collect();
     let uniform = below.iter().fold(here, |acc, b| acc.and(b.rights));
     let grant = uniform.minus(inherited);

@@ -9,8 +9,8 @@ use landlock::{
 };
 
 use crate::error::LaunchError;
-use crate::landlock_plan::{Plan, PlannedRule};
-use crate::policy::Rights;
+use crate::fs::landlock_plan::{Plan, PlannedRule};
+use crate::fs::policy::Rights;
 
 /// The ABI we ask for; older kernels are caught by [`kernel_abi`] checks before this.
 const TARGET: ABI = ABI::V6;

@@ -24,7 +24,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::git_audit::Stamp;
+use crate::git::audit::Stamp;
 
 /// What the check needs to know about the run, decided at launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct Header {
     pub trusted: Vec<PathBuf>,
     /// Every git directory the rules guarded (whether or not it existed at launch).
     pub guarded: Vec<PathBuf>,
-    /// The run's directory pools ([`crate::pool`]), removed by the check.
+    /// The run's directory pools ([`crate::fs::pool`]), removed by the check.
     pub pools: Vec<PathBuf>,
     /// `allowGitConfig`.
     pub allow_git_config: bool,

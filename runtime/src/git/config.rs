@@ -540,5 +540,5 @@ mod core_value_tests {
 }
 
 #[cfg(test)]
-#[path = "git_config_tests.rs"]
+#[path = "config_tests.rs"]
 mod tests;

@@ -9,8 +9,8 @@ use settings_schema::paths::{resolve, ResolvedEntry};
 use settings_schema::{PathEntry, Settings};
 
 use crate::error::LaunchError;
-use crate::mandatory::mandatory_denies;
-use crate::policy::FsPolicy;
+use crate::fs::mandatory::mandatory_denies;
+use crate::fs::policy::FsPolicy;
 
 /// Devices every command may write, as srt's built-in write paths. `/dev/pts` only in
 /// namespace mode, where it is a private instance; in landlock mode only the command's own
@@ -31,8 +31,8 @@ pub struct Context<'a> {
     /// Settings files that decide later runs (the one in use, `$SRT_SETTINGS_PATH`,
     /// `~/.srt-settings.json`): never writable, whatever `allowWrite` says.
     pub settings_files: &'a [PathBuf],
-    /// srt's own paths (its state directory with the run journals, [`crate::journal`]; the
-    /// run's directory pool, [`crate::pool`]): never writable by the command.
+    /// srt's own paths (its state directory with the run journals, [`crate::check::journal`]; the
+    /// run's directory pool, [`crate::fs::pool`]): never writable by the command.
     pub own: &'a [PathBuf],
     /// Landlock mode: the terminals on the command's stdin/stdout/stderr, the only ones
     /// under `/dev/pts` it may open (other sessions' terminals could be read or written).
@@ -128,14 +128,16 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     Ok(policy)
 }
 
-/// The home rules ([`crate::protected_names`]): the researched home entries are protected
+/// The home rules ([`crate::fs::protected_names`]): the researched home entries are protected
 /// wherever they fall in a writable tree (in `$HOME` and where their XDG variables move
-/// them), and so is what the variables of [`crate::protected_names::ENV_NAMED`] name;
+/// them), and so is what the variables of [`crate::fs::protected_names::ENV_NAMED`] name;
 /// when `$HOME` itself lies in a writable tree its dot-entries are protected too, unless
 /// the home allow-list or an `allowWrite` entry below `$HOME` opens them. The decision is
 /// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change.
 fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>) -> Result<(), LaunchError> {
-    use crate::protected_names::{check_user_allow, env_entries, xdg_location, ENV_LISTS, ENV_NAMED, HOME, HOME_ALLOW};
+    use crate::fs::protected_names::{
+        check_user_allow, env_entries, xdg_location, ENV_LISTS, ENV_NAMED, HOME, HOME_ALLOW,
+    };
     let below = |list: &[PathBuf]| -> Vec<String> {
         list.iter()
             .filter(|p| *p != home)
@@ -172,7 +174,7 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
             // only where the literal part could be written: a wildcard costs a listing
             let literal: PathBuf =
                 at.components().take_while(|c| !c.as_os_str().to_string_lossy().contains('*')).collect();
-            if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::policy::under(w, &literal)) {
+            if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::fs::policy::under(w, &literal)) {
                 bounds.extend(expand_components(&literal, at.strip_prefix(&literal).unwrap_or(Path::new(""))));
             }
         }
@@ -193,15 +195,15 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
             // the prefix is protected whole, but for a home, a writable tree's top, a
             // directory holding the project, and a home's dot-entries (`~/.local`: the home
             // rules and their allow-list decide there)
-            let dot_in_home = |pre: &Path| pre.strip_prefix(home).is_ok_and(crate::protected_names::is_dot_entry);
+            let dot_in_home = |pre: &Path| pre.strip_prefix(home).is_ok_and(crate::fs::protected_names::is_dot_entry);
             let prefix = p
                 .parent()
                 .filter(|_| *name == "PATH" && p.file_name().is_some_and(|n| n == "bin" || n == "sbin"))
-                .filter(|pre| *pre != home && !crate::policy::under(&cwd, pre) && !dot_in_home(pre))
+                .filter(|pre| *pre != home && !crate::fs::policy::under(&cwd, pre) && !dot_in_home(pre))
                 .map(Path::to_path_buf);
             for p in std::iter::once(p).chain(prefix) {
-                let project_own = list && crate::policy::under(&p, &cwd);
-                let root = policy.write.iter().any(|w| crate::policy::under(w, &p));
+                let project_own = list && crate::fs::policy::under(&p, &cwd);
+                let root = policy.write.iter().any(|w| crate::fs::policy::under(w, &p));
                 if policy.in_write_tree(&p) && !project_own && !root {
                     policy.deny_write.push(p);
                 }
@@ -214,7 +216,7 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     let mut xdg = Vec::new();
     for (var, stands_for) in XDG_BASES {
         let Some(base) = var_abs(var).map(|b| canonical(&b)) else { continue };
-        if base == home.join(stands_for) || crate::policy::under(&cwd, &base) || !policy.in_write_tree(&base) {
+        if base == home.join(stands_for) || crate::fs::policy::under(&cwd, &base) || !policy.in_write_tree(&base) {
             continue;
         }
         match listing_bounds(&base) {
@@ -223,7 +225,7 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
         }
         xdg.push((base, *stands_for));
     }
-    policy.home = Some(crate::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
+    policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
     Ok(())
 }
 
@@ -243,7 +245,7 @@ fn var_abs(var: &str) -> Option<PathBuf> {
 /// The entries of `dir`, if it can be listed and has no more than the Landlock plan may
 /// split around (`SPLIT_MAX * 4`).
 fn listing_bounds(dir: &Path) -> Option<Vec<PathBuf>> {
-    let max = crate::mandatory::SPLIT_MAX * 4;
+    let max = crate::fs::mandatory::SPLIT_MAX * 4;
     let entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().take(max + 1).map(|e| e.path()).collect();
     (entries.len() <= max).then_some(entries)
 }
@@ -261,8 +263,8 @@ fn expand_components(base: &Path, rest: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let Ok(rd) = std::fs::read_dir(dir) else { continue };
-            for e in rd.flatten().take(crate::mandatory::SPLIT_MAX) {
-                if e.file_name().to_str().is_some_and(|n| crate::protected_names::covers(&pat, Path::new(n))) {
+            for e in rd.flatten().take(crate::fs::mandatory::SPLIT_MAX) {
+                if e.file_name().to_str().is_some_and(|n| crate::fs::protected_names::covers(&pat, Path::new(n))) {
                     next.push(e.path());
                 }
             }
@@ -296,7 +298,7 @@ fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf
     let mut look = |config: &Path, base: &Path| {
         let Ok(text) = std::fs::read(config) else { return };
         let here = config.parent().unwrap_or(base);
-        for (sec, _, key, v) in crate::git_config::entries(&text) {
+        for (sec, _, key, v) in crate::git::config::entries(&text) {
             match (sec.as_str(), key.as_str()) {
                 ("core", "hookspath") => out.push(canonical(&expand(&v, base))),
                 // more config, attributes that pick drivers, templates a later `git init` copies
@@ -307,7 +309,7 @@ fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf
                     // relative to the git directory, which holds the config
                     let top = canonical(&expand(&v, here));
                     out.extend(
-                        crate::protected_names::PROJECT
+                        crate::fs::protected_names::PROJECT
                             .iter()
                             .filter(|e| !e.path.contains('*'))
                             .map(|e| top.join(e.path)),
@@ -334,13 +336,13 @@ fn hooks_and_worktrees(git_dirs: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf
 fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for g in git_dirs {
-        out.extend(crate::git_guard::PLAN_BOUNDS.iter().map(|b| g.join(b)));
+        out.extend(crate::git::guard::PLAN_BOUNDS.iter().map(|b| g.join(b)));
         let mut budget = GIT_WALK_MAX;
         let mut stack: Vec<PathBuf> = ["modules", "worktrees"].iter().map(|n| g.join(n)).collect();
         while let Some(dir) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&dir) else { continue };
             for e in rd.flatten() {
-                if !e.file_type().is_ok_and(|t| t.is_dir()) || !crate::git_guard::walk_into(&e.file_name()) {
+                if !e.file_type().is_ok_and(|t| t.is_dir()) || !crate::git::guard::walk_into(&e.file_name()) {
                     continue;
                 }
                 if budget == 0 {
@@ -352,7 +354,7 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
                 }
                 budget -= 1;
                 let d = e.path();
-                out.extend(crate::git_guard::NESTED_PLAN_BOUNDS.iter().map(|b| d.join(b)));
+                out.extend(crate::git::guard::NESTED_PLAN_BOUNDS.iter().map(|b| d.join(b)));
                 stack.push(d);
             }
         }
@@ -364,7 +366,7 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// files and hooks directories. Namespace mode mounts these read-only; the supervisor
 /// refuses second names of the files among them.
 pub fn protected_paths(pol: &FsPolicy) -> Vec<PathBuf> {
-    let guarded = pol.extra_bounds.iter().filter(|b| pol.guard(b) != crate::git_guard::Guard::Open);
+    let guarded = pol.extra_bounds.iter().filter(|b| pol.guard(b) != crate::git::guard::Guard::Open);
     let mut out: Vec<PathBuf> =
         pol.deny_write.iter().chain(guarded).filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
     out.sort();
@@ -390,7 +392,7 @@ fn check_planted_symlinks(
                 continue;
             }
             let link_at = cur.parent().map(canonical).unwrap_or_default();
-            if let Some(tree) = write.iter().find(|w| crate::policy::under(&link_at, w)) {
+            if let Some(tree) = write.iter().find(|w| crate::fs::policy::under(&link_at, w)) {
                 return Err(LaunchError::PlantedSymlink { key, entry: p.clone(), link: cur, tree: tree.clone() });
             }
         }
