@@ -25,4 +25,5 @@ pub mod supervisor;
 // Shared by every room.
 pub mod error;
 pub mod limits;
+pub mod paths;
 pub mod say;

@@ -13,7 +13,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use crate::fs::policy::under;
+use crate::paths::under;
 
 /// How far up the supervisor looks for an enclosing git directory: git directories nest
 /// `modules/<name>/` and `worktrees/<id>/` a few levels deep, and their data directories

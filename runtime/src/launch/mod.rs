@@ -1,27 +1,44 @@
-//! The parent side of a run: prepare everything, fork, supervise, forward signals,
-//! return the command's exit code and leave nothing behind.
+//! A run, from settings to exit code. Its stages, in order, each a file:
+//!
+//! 1. [`prepare`]: everything decided before the fork (the filesystem policy and Landlock
+//!    plan, the filter's options, the kernel check), the pool, the journal;
+//! 2. [`command`]: bash's argv and the command's environment;
+//! 3. spawn: the auditor is forked ([`crate::check::auditor`]), and the [`child`] takes its
+//!    last steps (session, limits, Landlock, seccomp) and becomes the command;
+//! 4. supervise ([`parent`]): srt serves the seccomp listener ([`crate::supervisor`]) and
+//!    forwards signals while the command runs;
+//! 5. [`finish`]: with every process gone, the check after the run; srt exits with the
+//!    command's code and leaves nothing behind.
+//!
+//! [`run_in`] below reads as these stages in order. [`probe`] answers `srt explain`'s
+//! question of which network mode a run would get, by trying it.
 
 pub mod child;
+pub mod command;
 pub mod env_policy;
+mod finish;
 mod parent;
+pub mod prepare;
+mod probe;
 
-use std::ffi::{CString, OsString};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use settings_schema::Settings;
 
 use crate::check::auditor::Start;
 use crate::error::LaunchError;
-use crate::fs::landlock_plan::Plan;
-use crate::fs::policy::FsPolicy;
 use crate::fs::tmpdir::TmpDir;
 use crate::launch::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
-use crate::seccomp::{self, FilterOptions};
+use crate::seccomp;
 use crate::supervisor::Supervisor;
-use crate::{check::reaper, fs::landlock, fs::prepare, seccomp::sysno};
+use crate::{check::reaper, fs::landlock, seccomp::sysno};
 use child::ChildSpec;
+pub use command::{quote_words, shell_argv};
+pub use prepare::{check_kernel, prepare, unix_socket_paths, Prepared, MIN_ABI_FS};
+use prepare::{make_pool, open_journal, resolv_conf, PoolGuard};
+pub use probe::probe_mode;
 
 pub struct Options {
     pub settings: Settings,
@@ -52,134 +69,6 @@ pub enum NetworkMode {
     Namespace,
 }
 
-/// Everything decided before the fork; also what `srt explain` reports.
-pub struct Prepared {
-    pub policy: FsPolicy,
-    pub plan: Plan,
-    pub fs_enabled: bool,
-    pub filter: FilterOptions,
-    pub kernel_abi: i32,
-    pub tmpdir: PathBuf,
-    pub mode: NetworkMode,
-}
-
-pub const MIN_ABI_FS: i32 = 3;
-
-pub fn prepare(
-    settings: &Settings,
-    tmpdir: &Path,
-    mode: NetworkMode,
-    settings_files: &[PathBuf],
-    state_dir: Option<&Path>,
-    pool: Option<&Path>,
-) -> Result<Prepared, LaunchError> {
-    // auto is settled by the caller (a run tries namespace mode first; explain probes)
-    let mode = if mode == NetworkMode::Auto { NetworkMode::Landlock } else { mode };
-    let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let ttys = own_ttys();
-    // every place a state directory may be, not only this run's: a journal planted in
-    // another one would be finished by a later run
-    let own: Vec<PathBuf> = state_dir
-        .into_iter()
-        .chain(pool)
-        .map(Path::to_path_buf)
-        .chain(crate::check::journal::state_dir_candidates())
-        .collect();
-    let cx = prepare::Context {
-        cwd: &cwd,
-        home: home.as_deref(),
-        tmpdir,
-        settings_files,
-        own: &own,
-        own_ttys: (mode == NetworkMode::Landlock).then_some(&ttys[..]),
-    };
-    let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
-    let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
-    let mut plan = if fs_enabled { crate::fs::landlock_plan::plan(&policy) } else { Plan::default() };
-    if fs_enabled {
-        crate::fs::landlock_plan::files_made_natively_in(&mut plan, &policy, tmpdir);
-    }
-    let landlock_mode = mode == NetworkMode::Landlock;
-    let kernel_abi = landlock::kernel_abi();
-    let transparent = crate::net::transparent_wanted(settings);
-    let unix_listed = crate::net::UnixRule::from_settings(settings) == crate::net::UnixRule::Listed;
-    let filter = FilterOptions {
-        mediate_fs: fs_enabled,
-        tcp: true,
-        // namespace mode's transparent and Unix connects go through the supervisor too
-        mediate_connect: landlock_mode || transparent || unix_listed,
-        udp: !landlock_mode && transparent,
-        allow_unix_sockets: settings.network.allow_all_unix_sockets.unwrap_or(false),
-        unix_listed,
-        mediate_metadata: fs_enabled && landlock_mode,
-        host_namespaces: landlock_mode,
-        judge_signals: landlock_mode && !landlock::scopes_signals(kernel_abi),
-        mediate_ptys: fs_enabled && landlock_mode,
-    };
-    Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi, tmpdir: tmpdir.to_path_buf(), mode })
-}
-
-/// `allowUnixSockets` as real locations: `~/` is `$HOME`, relative paths are from the working
-/// directory, and symlinks are resolved now (as for the other settings paths: one the
-/// command plants later is never followed). A socket not there yet is looked for in its
-/// directory's real location.
-pub fn unix_socket_paths(settings: &Settings) -> Vec<PathBuf> {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let list = settings.network.allow_unix_sockets.as_deref().unwrap_or(&[]);
-    let real = |p: PathBuf| {
-        std::fs::canonicalize(&p).unwrap_or_else(|_| match (p.parent().map(std::fs::canonicalize), p.file_name()) {
-            (Some(Ok(dir)), Some(name)) => dir.join(name),
-            _ => p,
-        })
-    };
-    list.iter()
-        .filter_map(|p| match (p.strip_prefix("~/"), &home) {
-            (Some(rest), Some(h)) => Some(h.join(rest)),
-            (Some(_), None) => None,
-            (None, _) => Some(cwd.join(p)),
-        })
-        .map(real)
-        .collect()
-}
-
-/// The terminals on our stdin, stdout and stderr (landlock mode lets the command open only
-/// these under /dev/pts).
-fn own_ttys() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = (0..3)
-        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
-        .filter(|p| p.starts_with("/dev/pts/") && p.as_os_str().len() > "/dev/pts/".len())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Refuses to run with less protection than asked for, unless the user opted in.
-pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError> {
-    if allow_weaker {
-        return Ok(());
-    }
-    if p.fs_enabled && p.kernel_abi < MIN_ABI_FS {
-        return Err(LaunchError::LandlockTooOld {
-            found: p.kernel_abi,
-            needed: MIN_ABI_FS,
-            feature: "filesystem rules (write, truncate and rename control)",
-            kernel: "6.2",
-        });
-    }
-    if p.kernel_abi < 4 {
-        return Err(LaunchError::LandlockTooOld {
-            found: p.kernel_abi,
-            needed: 4,
-            feature: "TCP connect/bind rules",
-            kernel: "6.7",
-        });
-    }
-    Ok(())
-}
-
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
     crate::launch::parent::finish_stale_runs();
@@ -196,73 +85,10 @@ pub fn run(opts: Options) -> Result<i32, LaunchError> {
     }
 }
 
-/// The mode a run with `mode` will really use, found by doing what a run does: setting up
-/// namespace mode for `true` (user, network, mount, PID and IPC namespaces, the mount view,
-/// /proc, devpts, loopback). A container may allow the namespaces and still refuse a step
-/// (podman: mounting a private /proc), and a run then falls back to landlock mode.
-/// For landlock mode, the reason namespace mode is unavailable comes along. Runs the probe
-/// in a child process, so this process keeps its capabilities and signal mask.
-pub fn probe_mode(mode: NetworkMode, settings: &Settings, settings_files: &[PathBuf]) -> (NetworkMode, Option<String>) {
-    if mode != NetworkMode::Auto {
-        return (mode, None);
-    }
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two fresh descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return (NetworkMode::Landlock, Some(format!("cannot probe: {}", std::io::Error::last_os_error())));
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: `srt explain` is single-threaded here; the child runs the ordinary launch
-    // code for `true` (allocation is fine after fork in a single-threaded process) and
-    // leaves with _exit, never returning into the parent's code.
-    match unsafe { libc::fork() } {
-        0 => {
-            drop(r);
-            let opts = Options {
-                settings: settings.clone(),
-                argv: vec![OsString::from("true")],
-                allow_weaker: true,
-                debug: false,
-                mode: NetworkMode::Namespace,
-                resolve: Vec::new(),
-                settings_files: settings_files.to_vec(),
-                control_fd: None,
-                network_hints: false,
-            };
-            let reason = match run_in(&opts, NetworkMode::Namespace) {
-                Ok(_) => String::new(),
-                Err(LaunchError::Namespaces(e)) => e.to_string(),
-                // not about namespaces: a run would stop with the same error in either mode
-                Err(_) => String::new(),
-            };
-            // SAFETY: writing a buffer we own to our end of the pipe, then leaving.
-            unsafe {
-                libc::write(w.as_raw_fd(), reason.as_ptr().cast(), reason.len());
-                libc::_exit(0)
-            }
-        }
-        -1 => (NetworkMode::Landlock, Some(format!("cannot probe: {}", std::io::Error::last_os_error()))),
-        pid => {
-            drop(w);
-            let mut reason = String::new();
-            let _ = std::io::Read::read_to_string(&mut std::fs::File::from(r), &mut reason);
-            let mut status = 0;
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-            if reason.is_empty() {
-                (NetworkMode::Namespace, None)
-            } else {
-                (NetworkMode::Landlock, Some(reason))
-            }
-        }
-    }
-}
-
 /// How often the plan is redone when a rule's target changed while it was being set up.
 const PLAN_ATTEMPTS: usize = 3;
 
-fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
+pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     if let Some(fd) = opts.control_fd {
         // SAFETY: F_GETFD only reads the descriptor's flags.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
@@ -323,7 +149,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         net.port = http;
         net.socks_port = socks;
     }
-    let envp = environment(&opts.settings, &tmp.0, &net.env());
+    let envp = command::environment(&opts.settings, &tmp.0, &net.env());
     // landlock mode routes every connect; namespace mode transparent mode's and Unix ones
     let route = (!namespaced || net.transparent.is_some() || prepared.filter.unix_listed).then(|| net.route());
     let journal = if prepared.fs_enabled {
@@ -356,7 +182,7 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
     spec.filter = filter;
     let start = if namespaced {
         let view = if prepared.fs_enabled {
-            crate::fs::mounts::plan(&prepared.policy, &prepare::protected_paths(&prepared.policy))
+            crate::fs::mounts::plan(&prepared.policy, &crate::fs::prepare::protected_paths(&prepared.policy))
         } else {
             crate::fs::mounts::MountView { all_writable: true, ..Default::default() }
         };
@@ -409,203 +235,4 @@ fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchError> {
         }
     }
     Ok(code)
-}
-
-/// The run's directory pool ([`crate::fs::pool`]), in the working directory when the settings
-/// let the command write there. A pool that cannot be made costs only speed.
-fn make_pool(settings: &Settings) -> Option<crate::fs::pool::Pool> {
-    if settings.filesystem.disabled.unwrap_or(false) {
-        return None;
-    }
-    let cwd = std::env::current_dir().ok()?;
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
-        return None;
-    }
-    crate::fs::pool::Pool::create(&cwd, crate::fs::pool::size_for(&cwd))
-        .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
-        .ok()
-}
-
-/// Removes what is left of the pool when the run ends, however it ends (the check after
-/// the run normally has done so already).
-struct PoolGuard(Option<PathBuf>);
-
-impl Drop for PoolGuard {
-    fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            crate::fs::pool::remove(p);
-        }
-    }
-}
-
-/// The journal of this run ([`crate::check::journal`]), holding what the check after it needs,
-/// in srt's state directory (which the policy keeps the command from writing).
-fn open_journal(
-    prepared: &Prepared,
-    tmp: &Path,
-    pool: Option<&crate::fs::pool::Pool>,
-    state_dir: &Path,
-) -> Result<crate::check::journal::Journal, LaunchError> {
-    let policy = &prepared.policy;
-    let header = crate::check::journal::Header {
-        roots: policy.write.clone(),
-        since: crate::git::audit::Stamp::run_start(),
-        // guarded git directories that already were repositories: their files are the user's
-        trusted: policy.git_dirs.iter().filter(|g| g.join("HEAD").symlink_metadata().is_ok()).cloned().collect(),
-        guarded: policy.git_dirs.clone(),
-        pools: pool.map(|p| p.parent.clone()).into_iter().collect(),
-        allow_git_config: policy.allow_git_config,
-        tmpdir: tmp.to_path_buf(),
-    };
-    crate::check::journal::Journal::create(state_dir, &header)
-        .map_err(|source| LaunchError::Journal { path: state_dir.to_path_buf(), source })
-}
-
-/// With every process of the command gone: moves aside what it planted in git
-/// repositories the rules could not follow ([`crate::git::audit`]), then drops the journal.
-pub(crate) fn check_run(j: &crate::check::journal::Journal) {
-    let t = std::time::Instant::now();
-    let report = match crate::check::journal::read(j.path()) {
-        Ok((header, entries)) => crate::check::after_run::check(&header, &entries),
-        Err(e) => {
-            eprintln!(
-                "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",
-                j.path().display()
-            );
-            return;
-        }
-    };
-    tracing::debug!(entries = report.entries, elapsed_us = t.elapsed().as_micros() as u64, "git check");
-    crate::git::audit::tell(&report);
-    if let Err(e) = j.finish() {
-        crate::warn!("could not remove this run's journal: {e}");
-    }
-}
-
-/// Transparent mode in namespace mode: srt's resolv.conf, written in the run's own
-/// directory, to be mounted over the host's (whose real file a symlink may name).
-/// `None` where the host has no resolv.conf to cover (resolvers then ask 127.0.0.1 anyway).
-fn resolv_conf(tmp: &Path) -> Result<Option<(CString, CString)>, LaunchError> {
-    let Ok(theirs) = std::fs::canonicalize("/etc/resolv.conf") else { return Ok(None) };
-    let ours = tmp.join(".srt-resolv.conf");
-    std::fs::write(&ours, crate::net::RESOLV_CONF)?;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
-    Ok(c(&ours).zip(c(&theirs)))
-}
-
-/// srt runs commands with bash: `-c CMD` as given, argv words shell-quoted and joined.
-pub fn shell_argv(words: &[OsString]) -> Result<(CString, Vec<CString>), LaunchError> {
-    let shell = find_in_path("bash").or_else(|| find_in_path("sh")).ok_or(LaunchError::NoShell)?;
-    let cstr = |b: Vec<u8>| {
-        CString::new(b).map_err(|_| LaunchError::Io(std::io::Error::other("argument contains a NUL byte")))
-    };
-    let program = cstr(shell.into_os_string().into_vec())?;
-    let argv = words.iter().map(|w| cstr(w.as_bytes().to_vec())).collect::<Result<Vec<_>, _>>()?;
-    let mut full = vec![cstr(b"bash".to_vec())?, cstr(b"-c".to_vec())?];
-    full.extend(argv);
-    Ok((program, full))
-}
-
-fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
-}
-
-/// srt's environment under the settings' `environment` policy, with the sandbox marker,
-/// the private TMPDIR and the proxy variables on top (they replace any inherited ones).
-/// What the policy left out is named under `-d`; a command that reads a dropped name
-/// simply finds it unset.
-fn environment(settings: &Settings, tmpdir: &Path, proxy: &[(String, String)]) -> Vec<CString> {
-    let mut own = proxy.to_vec();
-    own.push(("SANDBOX_RUNTIME".into(), "1".into()));
-    own.push(("TMPDIR".into(), tmpdir.to_string_lossy().into_owned()));
-    let built = crate::launch::env_policy::build(&settings.environment(), std::env::vars_os().collect(), &own);
-    if !built.report.is_empty() {
-        tracing::debug!("environment: {}", crate::launch::env_policy::describe(&built.report));
-    }
-    built.envp
-}
-
-/// Shell-quotes words for `bash -c` so arguments keep their boundaries.
-pub fn quote_words(words: &[OsString]) -> OsString {
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            out.push(b' ');
-        }
-        let b = w.as_bytes();
-        if !b.is_empty() && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(c)) {
-            out.extend_from_slice(b);
-        } else {
-            out.push(b'\'');
-            for &c in b {
-                if c == b'\'' {
-                    out.extend_from_slice(b"'\\''");
-                } else {
-                    out.push(c);
-                }
-            }
-            out.push(b'\'');
-        }
-    }
-    OsString::from_vec(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn prepared(abi: i32, fs: bool) -> Prepared {
-        Prepared {
-            policy: FsPolicy::default(),
-            plan: Plan::default(),
-            fs_enabled: fs,
-            filter: FilterOptions {
-                mediate_fs: fs,
-                allow_unix_sockets: false,
-                unix_listed: false,
-                tcp: true,
-                mediate_connect: true,
-                mediate_metadata: fs,
-                host_namespaces: true,
-                judge_signals: false,
-                mediate_ptys: fs,
-                udp: false,
-            },
-            mode: NetworkMode::Landlock,
-            kernel_abi: abi,
-            tmpdir: PathBuf::new(),
-        }
-    }
-
-    #[test]
-    fn kernel_without_enough_landlock_is_refused_unless_opted_in() {
-        for (abi, fs, ok) in [
-            (0, true, false),
-            (2, true, false),
-            (3, true, false),
-            (4, true, true),
-            (7, true, true),
-            (3, false, false),
-            (4, false, true),
-        ] {
-            let r = check_kernel(&prepared(abi, fs), false);
-            assert_eq!(r.is_ok(), ok, "abi {abi} fs {fs}");
-            if let Err(e) = r {
-                assert!(e.to_string().contains("--allow-weaker"), "{e}");
-                assert!(e.to_string().contains(if abi < 3 && fs { "Linux >= 6.2" } else { "Linux >= 6.7" }), "{e}");
-            }
-            assert!(check_kernel(&prepared(abi, fs), true).is_ok());
-        }
-    }
-
-    #[test]
-    fn quoting_keeps_word_boundaries() {
-        let w: Vec<OsString> = ["printf", "%s|", "a b", "it's", "$HOME", ""].iter().map(OsString::from).collect();
-        assert_eq!(quote_words(&w), OsString::from("printf '%s|' 'a b' 'it'\\''s' '$HOME' ''"));
-    }
 }

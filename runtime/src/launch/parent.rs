@@ -9,8 +9,8 @@ use std::path::Path;
 use crate::check::reaper;
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
-use crate::launch::check_run;
 use crate::launch::child::Stage;
+use crate::launch::finish::check_run;
 use crate::supervisor::Supervisor;
 
 /// A run whose auditor is started: what srt needs to end it when the auditor cannot.
