@@ -10,15 +10,15 @@ macro_rules! warn {
     ($($arg:tt)*) => { $crate::say::line(&format!("srt: warning: {}", format_args!($($arg)*))) };
 }
 
-// The rooms, in the order a run goes through them: the command line, then the launch, which
-// prepares the filesystem policy, the network and the seccomp filter, starts the command
-// with the supervisor beside it, and ends with the check against delayed host execution.
+// The rooms (README "Layout"): each imports only rooms below it in this list: cli, launch,
+// process, supervisor, check, net, fs, seccomp, git, and the shared modules after them.
 pub mod check;
 pub mod cli;
 pub mod fs;
 pub mod git;
 pub mod launch;
 pub mod net;
+pub mod process;
 pub mod seccomp;
 pub mod supervisor;
 

@@ -2,14 +2,10 @@
 //! later, unsandboxed host program runs.
 //!
 //! Before the command starts, the run's [`journal`] is on disk; the supervisor appends
-//! to it every directory, git name and link the command makes. The [`auditor`] sits between
-//! srt and the command, so the run ends the same way whatever happens to srt: when the
-//! command is done, the [`reaper`] kills whatever it left running, and [`after_run`] checks
-//! only what the journal names (it costs what the command changed, not the size of the
-//! trees) and quarantines what would run on the host. A journal left by a run whose srt
-//! died is finished by the next run.
+//! to it every directory, git name and link the command makes. When every process of the
+//! command is gone ([`crate::process`]), [`after_run`] checks only what the journal names
+//! (it costs what the command changed, not the size of the trees) and quarantines what
+//! would run on the host. A journal left by a run whose srt died is finished by the next run.
 
 pub mod after_run;
-pub mod auditor;
 pub mod journal;
-pub mod reaper;

@@ -259,7 +259,7 @@ mod tests {
         // (they are per thread): as root the locked modes would not hold it up otherwise
         let t2 = t.clone();
         let remove = move || {
-            crate::launch::child::drop_own_capabilities().unwrap();
+            crate::process::child::drop_own_capabilities().unwrap();
             remove_tree(&t2)
         };
         std::thread::Builder::new().stack_size(128 * 1024).spawn(remove).unwrap().join().unwrap().unwrap();

@@ -3,8 +3,7 @@
 //! 1. [`prepare`]: everything decided before the fork (the filesystem policy and Landlock
 //!    plan, the filter's options, the kernel check), the pool, the journal;
 //! 2. [`command`]: bash's argv and the command's environment;
-//! 3. spawn: the auditor is forked ([`crate::check::auditor`]), and the [`child`] takes its
-//!    last steps (session, limits, Landlock, seccomp) and becomes the command;
+//! 3. spawn: the auditor is forked and the command started below it ([`crate::process`]);
 //! 4. supervise ([`parent`]): srt serves the seccomp listener ([`crate::supervisor`]) and
 //!    forwards signals while the command runs;
 //! 5. [`finish`]: with every process gone, the check after the run; srt exits with the
@@ -13,7 +12,6 @@
 //! [`run_in`] below reads as these stages in order. [`probe`] answers `srt explain`'s
 //! question of which network mode a run would get, by trying it.
 
-pub mod child;
 pub mod command;
 pub mod env_policy;
 mod finish;
@@ -27,14 +25,14 @@ use std::path::{Path, PathBuf};
 
 use settings_schema::Settings;
 
-use crate::check::auditor::Start;
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
 use crate::launch::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
+use crate::process::auditor::Start;
+use crate::process::child::{self, ChildSpec};
 use crate::seccomp;
 use crate::supervisor::Supervisor;
-use crate::{check::reaper, fs::landlock, seccomp::sysno};
-use child::ChildSpec;
+use crate::{fs::landlock, process::reaper, seccomp::sysno};
 pub use command::{quote_words, shell_argv};
 pub use prepare::{check_kernel, prepare, unix_socket_paths, Prepared, MIN_ABI_FS};
 use prepare::{make_pool, open_journal, resolv_conf, PoolGuard};
@@ -143,8 +141,8 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
     net.namespaced = namespaced;
     if namespaced {
-        net.port = crate::net::namespace::HTTP_PORT;
-        net.socks_port = crate::net::namespace::SOCKS_PORT;
+        net.port = crate::net::inside::HTTP_PORT;
+        net.socks_port = crate::net::inside::SOCKS_PORT;
     } else if let Some((http, socks)) = net.external {
         net.port = http;
         net.socks_port = socks;
@@ -190,14 +188,14 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         let view = crate::fs::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };
         spec.parent_pid = 1; // the command's parent is the namespace's init
         let (go_r, go_w) = pipe()?;
-        let init = crate::net::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
+        let init = crate::process::namespace::InitSpec { command: spec, go: go_r.as_raw_fd(), view, dns };
         Start::Namespaced { init, go_r, go_w }
     } else {
         Start::Direct(spec)
     };
     let mut finish = || finish_run(&tmp, journal.clone());
     let auditor =
-        crate::check::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
+        crate::process::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
     drop(theirs);
     let run = Run { auditor, tmp, journal };
     let inside = if namespaced {

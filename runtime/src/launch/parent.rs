@@ -1,4 +1,4 @@
-//! srt's side of a run once its auditor is started ([`crate::check::auditor`]): the setup socket
+//! srt's side of a run once its auditor is started ([`crate::process::auditor`]): the setup socket
 //! (the seccomp listener, the namespace's sockets, setup failures), the signals srt passes
 //! on, and the end of the run when the auditor could not end it itself. Also what a run
 //! does first: finish earlier runs that died before their check.
@@ -6,16 +6,16 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-use crate::check::reaper;
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
-use crate::launch::child::Stage;
 use crate::launch::finish::check_run;
+use crate::process::child::Stage;
+use crate::process::reaper;
 use crate::supervisor::Supervisor;
 
 /// A run whose auditor is started: what srt needs to end it when the auditor cannot.
 pub(crate) struct Run {
-    pub auditor: crate::check::auditor::Auditor,
+    pub auditor: crate::process::auditor::Auditor,
     pub tmp: TmpDir,
     pub journal: Option<std::sync::Arc<crate::check::journal::Journal>>,
 }
@@ -40,7 +40,7 @@ impl Run {
         self.clean_up(status, setup_error);
         match setup_error {
             Some((stage, errno)) => Err(child_error(stage, errno)),
-            None => Ok(crate::check::auditor::exit_code(status)),
+            None => Ok(crate::process::auditor::exit_code(status)),
         }
     }
 
@@ -67,7 +67,7 @@ impl Run {
             reaper::kill_all_descendants(&reaper::Children::open(), true);
             finish_run(&self.tmp, self.journal.take());
             std::mem::forget(self.tmp);
-        } else if reported.is_some_and(|(stage, _)| crate::check::auditor::nothing_started(stage)) {
+        } else if reported.is_some_and(|(stage, _)| crate::process::auditor::nothing_started(stage)) {
             if let Some(j) = self.journal.take() {
                 let _ = j.finish();
             }
@@ -249,7 +249,7 @@ pub(crate) fn supervise(
         if fds[0].revents & libc::POLLIN == 0 {
             continue;
         }
-        for sig in crate::check::auditor::read_signals(sigfd.as_raw_fd()) {
+        for sig in crate::process::auditor::read_signals(sigfd.as_raw_fd()) {
             if sig == libc::SIGCHLD {
                 let mut status = 0;
                 // SAFETY: plain waitpid for our own child, writing into a local.

@@ -6,8 +6,15 @@
 //! memory. Every other destination is refused.
 
 pub mod local_addr;
-pub mod namespace;
 pub mod sock_diag;
+
+/// The proxy's ports inside namespace mode's network namespace.
+pub mod inside {
+    pub const HTTP_PORT: u16 = 3128;
+    pub const SOCKS_PORT: u16 = 1080;
+    /// Transparent mode's DNS, UDP and TCP, on 127.0.0.1 inside.
+    pub const DNS_PORT: u16 = 53;
+}
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -257,7 +264,7 @@ impl Inside {
                 continue;
             }
             let l = TcpListener::from(fd);
-            if l.local_addr().is_ok_and(|a| a.port() == crate::net::namespace::DNS_PORT) {
+            if l.local_addr().is_ok_and(|a| a.port() == crate::net::inside::DNS_PORT) {
                 out.dns_tcp.push(l);
             } else {
                 out.proxy.push(l);
@@ -345,7 +352,7 @@ fn relay_to_external(inside: Vec<TcpListener>, (http, socks): (u16, u16)) -> Res
                 let mut tasks = Vec::new();
                 for l in inside {
                     let inner_port = l.local_addr().map(|a| a.port()).unwrap_or(0);
-                    let to = if inner_port == crate::net::namespace::SOCKS_PORT { socks } else { http };
+                    let to = if inner_port == crate::net::inside::SOCKS_PORT { socks } else { http };
                     let _ = l.set_nonblocking(true);
                     let Ok(l) = tokio::net::TcpListener::from_std(l) else { continue };
                     tasks.push(tokio::spawn(async move {

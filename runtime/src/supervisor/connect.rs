@@ -89,7 +89,7 @@ impl Call<'_> {
                     if dest.port() != 53 {
                         return Outcome::Fail(libc::ENETUNREACH);
                     }
-                    return match net::connect_to_proxy(&sock, crate::net::namespace::DNS_PORT, v6) {
+                    return match net::connect_to_proxy(&sock, crate::net::inside::DNS_PORT, v6) {
                         0 | libc::EINPROGRESS => Outcome::Value(0),
                         e => Outcome::Fail(e),
                     };

@@ -3,17 +3,14 @@
 //! 1080 SOCKS5) are listening sockets created *inside* it and handed to srt, whose proxy
 //! serves them from outside, so nothing else is reachable and no bridge process is
 //! needed. The first process is PID 1 of the new PID namespace, started by srt's auditor
-//! ([`crate::check::auditor`]): when it exits, or the auditor dies, the kernel ends every process
+//! ([`crate::process::auditor`]): when it exits, or the auditor dies, the kernel ends every process
 //! of the command.
 
 use std::os::fd::RawFd;
 
-use crate::launch::child::{self, ChildSpec, Stage};
+use crate::process::child::{self, ChildSpec, Stage};
 
-pub const HTTP_PORT: u16 = 3128;
-pub const SOCKS_PORT: u16 = 1080;
-/// Transparent mode's DNS, UDP and TCP, on 127.0.0.1 inside.
-pub const DNS_PORT: u16 = 53;
+pub use crate::net::inside::{DNS_PORT, HTTP_PORT, SOCKS_PORT};
 
 pub const FLAGS: libc::c_int =
     libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;

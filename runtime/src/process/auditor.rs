@@ -23,9 +23,9 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
-use crate::check::reaper;
-use crate::launch::child::{self, ChildSpec, Stage};
-use crate::net::namespace::InitSpec;
+use crate::process::child::{self, ChildSpec, Stage};
+use crate::process::namespace::InitSpec;
+use crate::process::reaper;
 
 /// Grace period between passing on SIGTERM/SIGINT/SIGHUP and killing the whole tree.
 const TERM_GRACE: Duration = Duration::from_secs(5);
@@ -134,9 +134,9 @@ fn run(start: Start, setup: RawFd, sigfd: RawFd, lifeline: OwnedFd, finish: &mut
 /// Starts the namespaced init and maps our ids into its user namespace.
 fn start_namespaced(spec: InitSpec, go_r: OwnedFd, go: OwnedFd) -> Result<libc::pid_t, (Stage, i32)> {
     let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
-    let pid = crate::net::namespace::spawn(spec).map_err(|e| (Stage::Namespaces, errno(&e)))?;
+    let pid = crate::process::namespace::spawn(spec).map_err(|e| (Stage::Namespaces, errno(&e)))?;
     drop(go_r);
-    if let Err(e) = crate::net::namespace::write_id_maps(pid) {
+    if let Err(e) = crate::process::namespace::write_id_maps(pid) {
         // SAFETY: killing and reaping the init we just started; it waits on `go`.
         unsafe {
             libc::kill(pid, libc::SIGKILL);

@@ -1,5 +1,5 @@
 //! Making sure nothing the command started outlives the run. The process that waits for
-//! the command (srt's auditor, [`crate::check::auditor`]) is a child subreaper, so every orphaned
+//! the command (srt's auditor, [`crate::process::auditor`]) is a child subreaper, so every orphaned
 //! descendant is re-parented to it; once the command is done it kills its children round
 //! by round (a killed process's children come to it next) until the kernel says none is
 //! left.
