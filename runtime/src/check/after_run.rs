@@ -33,8 +33,8 @@ use crate::fs::policy::under;
 use crate::git::audit::{Auditor, Report};
 use crate::git::dirfd::{c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up};
 
-/// Runs the check for one run.
-pub fn check(h: &Header, entries: &[Entry]) -> Report {
+/// Runs the check for one run, whose journal is the file `journal`.
+pub fn check(h: &Header, entries: &[Entry], journal: &Path) -> Report {
     let mut c = Check { a: Auditor::new(h.since, h.allow_git_config, h.trusted.clone(), h.roots.clone()), h };
     for g in &h.guarded {
         c.git_dir_at(g);
@@ -68,8 +68,11 @@ pub fn check(h: &Header, entries: &[Entry]) -> Report {
     }
     // what the command wrote into directories of the pool it was not given is checked like a
     // moved directory, and stays
+    // a shelf goes back only from its own state directory's journal: a journal planted in
+    // another one (see the README's limits) could name a live run's shelf
+    let state = journal.parent().and_then(Path::parent);
     for p in &h.pools {
-        for kept in crate::fs::pool::finish(p) {
+        for kept in crate::fs::pool::finish(p, state) {
             c.walk(&kept);
             c.a.unchecked(format!(
                 "{}: srt's own directory, written into by the command; left in place",

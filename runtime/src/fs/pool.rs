@@ -340,11 +340,12 @@ fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
     Ok(st)
 }
 
-/// What is left of a pool after the run: a shelf's directories go back to the shelves, a
-/// pool of the run's own is removed ([`remove`]). A directory the command wrote into stays
-/// where it is, and is named in the returned list.
-pub fn finish(parent: &Path) -> Vec<PathBuf> {
-    let shelf = parent.parent().filter(|s| s.file_name() == Some(std::ffi::OsStr::new(SHELVES)));
+/// What is left of a pool after the run: a shelf's directories go back to the shelves of
+/// `state` (the state directory of the journal that names it: only srt writes there), a
+/// pool of the run's own, or a shelf named from anywhere else, is removed ([`remove`]). A
+/// directory the command wrote into stays where it is, and is named in the returned list.
+pub fn finish(parent: &Path, state: Option<&Path>) -> Vec<PathBuf> {
+    let shelf = parent.parent().filter(|s| state.is_some_and(|st| *s == st.join(SHELVES)));
     let run = parent.file_name().is_some_and(|n| n.as_bytes().starts_with(b"r-"));
     match shelf {
         Some(store) if run => shelve(store, parent),
@@ -447,7 +448,8 @@ mod tests {
         assert_eq!(pool.rules().len(), 3);
         assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
         let first: Vec<_> = pool.made.iter().map(|(_, id)| *id).collect();
-        assert!(finish(&pool.parent).is_empty());
+        let state = root.join("state");
+        assert!(finish(&pool.parent, Some(&state)).is_empty());
         assert!(!pool.parent.exists(), "put back on the shelves");
         // the next run takes the same two directories and makes one
         let again = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
@@ -455,13 +457,17 @@ mod tests {
         assert_eq!(ids.iter().filter(|i| first.contains(i)).count(), 2, "{first:?} {ids:?}");
         // one written into stays where it is, and so does its shelf
         std::fs::write(again.rules()[0].path.join("HEAD"), "x").unwrap();
-        let kept = finish(&again.parent);
+        let kept = finish(&again.parent, Some(&state));
         assert_eq!(kept, vec![again.rules()[0].path.clone()]);
         assert!(again.parent.exists());
         // a third run does not take that shelf
         let third = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
         assert!(third.rules().iter().all(|r| !r.path.join("HEAD").exists()));
         assert_ne!(third.parent, again.parent);
+        // named by a journal of another state directory, a shelf is not put back
+        assert!(finish(&third.parent, Some(&root.join("elsewhere"))).is_empty());
+        assert!(!third.parent.exists(), "removed");
+        assert_eq!(std::fs::read_dir(state.join(SHELVES)).unwrap().count(), 1, "only the kept one");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

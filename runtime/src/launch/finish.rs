@@ -6,7 +6,7 @@
 pub(crate) fn check_run(j: &crate::check::journal::Journal) {
     let t = std::time::Instant::now();
     let report = match crate::check::journal::read(j.path()) {
-        Ok((header, entries)) => crate::check::after_run::check(&header, &entries),
+        Ok((header, entries)) => crate::check::after_run::check(&header, &entries, j.path()),
         Err(e) => {
             eprintln!(
                 "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",

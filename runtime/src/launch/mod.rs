@@ -106,7 +106,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         None
     };
     let pool = make_pool(&opts.settings, state_dir.as_deref()).map(std::sync::Arc::new);
-    let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()));
+    let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()), state_dir.clone());
     let mut attempt = 0;
     let (prepared, ruleset) = loop {
         attempt += 1;
