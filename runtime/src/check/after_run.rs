@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 
 use crate::check::journal::{Entry, Header};
 use crate::fs::policy::under;
-use crate::git::audit::{self, c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up, Auditor, Report};
+use crate::git::audit::{Auditor, Report};
+use crate::git::dirfd::{c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up};
 
 /// Runs the check for one run.
 pub fn check(h: &Header, entries: &[Entry]) -> Report {
@@ -178,7 +179,7 @@ fn is_git_dir(dir: BorrowedFd<'_>, path: &Path) -> bool {
     }
     // an entry that cannot be looked at counts as there: checking too much costs little
     crate::git::shape::shaped(|name| match lstat_at(dir, &cname(name)) {
-        Ok(Some(st)) => Some(audit::is_dir(&st)),
+        Ok(Some(st)) => Some(crate::git::dirfd::is_dir(&st)),
         Ok(None) => None,
         Err(_) => Some(name != "HEAD"),
     })

@@ -41,50 +41,12 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 
 use crate::git::config;
+use crate::git::dirfd::*;
+pub use crate::git::report::{tell, Quarantined, Report, Stamp};
 
 /// Entries looked at, at most: a bound on the work at exit (a writable `$HOME` with a
 /// million files takes about a second). Beyond it srt says what it did not check.
 const MAX_ENTRIES: usize = 5_000_000;
-
-/// A moment on the clock the kernel uses for ctime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Stamp {
-    pub(crate) sec: i64,
-    pub(crate) nsec: i64,
-}
-
-impl Stamp {
-    /// Now, on the clock the kernel stamps ctime from (the coarse one; with multigrain
-    /// timestamps a change may get a finer stamp, never an earlier one), so everything
-    /// changed from now on has a ctime at or after it. A change in the same clock tick
-    /// just before launch counts as during the run: checked, never missed.
-    pub fn run_start() -> Stamp {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime writes into a local timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-        Stamp { sec: ts.tv_sec, nsec: ts.tv_nsec }
-    }
-
-    fn ctime(st: &libc::stat) -> Stamp {
-        Stamp { sec: st.st_ctime, nsec: st.st_ctime_nsec }
-    }
-}
-
-/// A file the audit moved aside.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Quarantined {
-    pub path: PathBuf,
-    pub moved_to: PathBuf,
-    pub why: String,
-}
-
-#[derive(Debug, Default)]
-pub struct Report {
-    pub quarantined: Vec<Quarantined>,
-    /// What could not be checked (unreadable directories, the entry bound).
-    pub unchecked: Vec<String>,
-    pub entries: usize,
-}
 
 /// Walks `roots` (absolute, canonical directories) whole and quarantines what fails the
 /// checks: for a directory moved during the run, with everything it holds.
@@ -141,95 +103,6 @@ struct Pending {
     path: PathBuf,
     fd: OwnedFd,
     restore: Option<libc::mode_t>,
-}
-
-pub(crate) fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
-    let how = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    nix::fcntl::openat(at, name, how, Mode::empty())
-}
-
-/// lstat: `Ok(None)` only when there is nothing by that name.
-pub(crate) fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Option<libc::stat>, Errno> {
-    // SAFETY: an all-zero stat is a valid value that fstatat overwrites.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
-    let r = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
-    match r {
-        0 => Ok(Some(st)),
-        _ if Errno::last() == Errno::ENOENT => Ok(None),
-        _ => Err(Errno::last()),
-    }
-}
-
-pub(crate) fn fstat(fd: BorrowedFd<'_>) -> Option<libc::stat> {
-    // SAFETY: an all-zero stat is valid; fstat overwrites it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: live descriptor, pointer to a local.
-    (unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0).then_some(st)
-}
-
-pub(crate) fn is_dir(st: &libc::stat) -> bool {
-    st.st_mode & libc::S_IFMT == libc::S_IFDIR
-}
-
-fn mine(st: &libc::stat) -> bool {
-    // SAFETY: geteuid cannot fail.
-    st.st_uid == unsafe { libc::geteuid() }
-}
-
-/// Gives the owner of the directory `fd` full rights if it lacks some and srt is the owner;
-/// returns the mode to give back.
-pub(crate) fn open_up(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
-    let st = fstat(fd)?;
-    let mode = st.st_mode & 0o7777;
-    if mode & 0o700 == 0o700 || !mine(&st) {
-        return None;
-    }
-    // SAFETY: plain fchmod on a live descriptor.
-    (unsafe { libc::fchmod(fd.as_raw_fd(), mode | 0o700) } == 0).then_some(mode)
-}
-
-pub(crate) fn give_back(fd: BorrowedFd<'_>, mode: Option<libc::mode_t>) {
-    if let Some(m) = mode {
-        // SAFETY: plain fchmod on a live descriptor.
-        unsafe { libc::fchmod(fd.as_raw_fd(), m) };
-    }
-}
-
-pub(crate) fn cname(s: &str) -> CString {
-    // the names used here are literals without NUL bytes
-    CString::new(s).unwrap_or_default()
-}
-
-pub(crate) fn c_path(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
-}
-
-/// Filesystems that hold no files a command could write.
-fn pseudo_fs(fd: BorrowedFd<'_>) -> bool {
-    // SAFETY: an all-zero statfs is valid; fstatfs overwrites it.
-    let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: live descriptor, pointer to a local.
-    if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut sf) } != 0 {
-        return false;
-    }
-    // f_type's type and the constants' differ between architectures: compare as i64
-    #[allow(clippy::unnecessary_cast)]
-    let pseudo = [
-        libc::PROC_SUPER_MAGIC as i64,
-        libc::SYSFS_MAGIC as i64,
-        libc::CGROUP2_SUPER_MAGIC as i64,
-        libc::CGROUP_SUPER_MAGIC as i64,
-        libc::DEVPTS_SUPER_MAGIC as i64,
-    ];
-    #[allow(clippy::unnecessary_cast)]
-    let t = sf.f_type as i64;
-    pseudo.contains(&t)
-}
-
-pub(crate) fn libc_cwd() -> BorrowedFd<'static> {
-    // SAFETY: AT_FDCWD is a constant every *at call accepts; it is never closed.
-    unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
 
 impl Auditor {
@@ -648,24 +521,6 @@ fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
     let mut text = Vec::new();
     std::fs::File::from(fd).take(config::MAX_LEN as u64 + 1).read_to_end(&mut text)?;
     Ok(text)
-}
-
-/// Tells the user what the audit did, one line per file. What could not be checked is an
-/// error: a later host `git` there may run what the command planted.
-pub fn tell(report: &Report) {
-    for q in &report.quarantined {
-        crate::warn!(
-            "moved {} aside to {}: a later git there would have run what the command planted ({})",
-            q.path.display(),
-            q.moved_to.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
-            q.why
-        );
-    }
-    for u in &report.unchecked {
-        eprintln!(
-            "srt: error: could not check for planted git configuration: {u}; do not run git there before looking"
-        );
-    }
 }
 
 #[cfg(test)]

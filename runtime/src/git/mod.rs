@@ -8,5 +8,8 @@
 
 pub mod audit;
 pub mod config;
+mod config_keys;
+pub mod dirfd;
 pub mod guard;
+pub mod report;
 pub mod shape;
