@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Once};
 
+pub mod layout;
 pub mod vhost;
 
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
