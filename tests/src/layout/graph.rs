@@ -36,7 +36,11 @@ fn child_file(decl_file: &Path, name: &str, path_attr: Option<&str>) -> Option<P
         return Some(dir.join(p));
     }
     let stem = decl_file.file_stem()?.to_str()?;
-    let base = if matches!(stem, "mod" | "lib" | "main") || is_root_dir(decl_file) { dir.to_path_buf() } else { dir.join(stem) };
+    let base = if matches!(stem, "mod" | "lib" | "main") || is_root_dir(decl_file) {
+        dir.to_path_buf()
+    } else {
+        dir.join(stem)
+    };
     let flat = base.join(format!("{name}.rs"));
     if flat.exists() {
         return Some(flat);

@@ -64,7 +64,8 @@ pub fn lex(src: &str) -> Vec<Token> {
         } else if ch == '\'' {
             // A char literal ('a', '\n', '\u{1F600}') or a lifetime ('a, 'static).
             if at(i + 1) == '\\' {
-                let mut j = i + 2;
+                // past the escaped character, which may itself be a quote ('\'')
+                let mut j = i + 3;
                 while j < c.len() && c[j] != '\'' {
                     j += 1;
                 }

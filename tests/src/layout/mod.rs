@@ -13,7 +13,8 @@ pub use graph::{build, Edge, Graph};
 /// The files a crate is compiled from: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`, and
 /// (unless `src_only`) `tests/*.rs` and `benches/*.rs`; each is its own crate.
 pub fn roots(crate_dir: &Path, src_only: bool) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = ["src/lib.rs", "src/main.rs"].iter().map(|p| crate_dir.join(p)).filter(|p| p.exists()).collect();
+    let mut out: Vec<PathBuf> =
+        ["src/lib.rs", "src/main.rs"].iter().map(|p| crate_dir.join(p)).filter(|p| p.exists()).collect();
     let mut dirs = vec!["src/bin"];
     if !src_only {
         dirs.extend(["tests", "benches"]);

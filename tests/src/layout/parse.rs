@@ -103,7 +103,8 @@ impl Walker {
                         continue;
                     }
                     let end = self.skip_group(open);
-                    let body: Vec<Tok> = self.toks[open + 1..end.saturating_sub(1)].iter().map(|t| t.tok.clone()).collect();
+                    let body: Vec<Tok> =
+                        self.toks[open + 1..end.saturating_sub(1)].iter().map(|t| t.tok.clone()).collect();
                     let is = |k: usize, s: &str| body.get(k) == Some(&Tok::Ident(s.to_string()));
                     if is(0, "cfg") {
                         let names_test = body.iter().any(|t| *t == Tok::Ident("test".into()));
@@ -127,7 +128,13 @@ impl Walker {
                     if let Some(name) = self.ident(i + 1).map(str::to_string) {
                         let inline = self.punct(i + 2, '{');
                         let scope = self.scope();
-                        self.out.mods.push(ModDecl { scope, name: name.clone(), path_attr: path_attr.take(), test, inline });
+                        self.out.mods.push(ModDecl {
+                            scope,
+                            name: name.clone(),
+                            path_attr: path_attr.take(),
+                            test,
+                            inline,
+                        });
                         if inline && test {
                             self.i = self.skip_group(i + 2);
                         } else if inline {

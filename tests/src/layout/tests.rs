@@ -17,9 +17,9 @@ fn comments_strings_and_chars_hide_paths() {
         /* crate::b /* nested crate::c */ crate::d */
         /// [`crate::e`]
         let s = "crate::f"; let r = r#"crate::g "quoted""#; let c = '"'; let l: &'static str = "";
-        let b = b'\''; crate::h::x();
+        let b = b'\''; let q = ['\'','"']; crate::h::x(); let u = '\u{1F600}'; crate::h::x();
     "##;
-    assert_eq!(paths(src), vec![segs(&["crate", "h", "x"])]);
+    assert_eq!(paths(src), vec![segs(&["crate", "h", "x"]); 2]);
     let toks = lex("'a' 'b x");
     assert_eq!(toks[0].tok, Tok::Punct('\''), "'a' is a char literal, 'b a lifetime");
 }
@@ -106,7 +106,10 @@ fn reexports_lead_to_the_defining_file_and_tests_are_exempt() {
         &[
             ("src/lib.rs", "pub mod server;\npub mod http;\nmod state;\npub use state::Shared;\n"),
             ("src/server.rs", "pub fn serve() { crate::http::handle(); }\n"),
-            ("src/http.rs", "use crate::Shared;\npub fn handle() {}\n#[cfg(test)]\nmod tests { use crate::server::serve; }\n"),
+            (
+                "src/http.rs",
+                "use crate::Shared;\npub fn handle() {}\n#[cfg(test)]\nmod tests { use crate::server::serve; }\n",
+            ),
             ("src/state.rs", "pub struct Shared;\n"),
         ],
     );
