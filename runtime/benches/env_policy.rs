@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::time::Instant;
 
 use settings_schema::Environment;
-use srt_runtime::env_policy::build;
+use srt_runtime::launch::env_policy::build;
 
 fn median_ns(vars: &[(OsString, OsString)], policy: &Environment, own: &[(String, String)]) -> f64 {
     let mut samples = Vec::with_capacity(2000);

@@ -10,40 +10,20 @@ macro_rules! warn {
     ($($arg:tt)*) => { $crate::say::line(&format!("srt: warning: {}", format_args!($($arg)*))) };
 }
 
-pub mod after_run;
-pub mod auditor;
-pub mod child;
+// The rooms (README "Layout"): each imports only rooms below it in this list: cli, launch,
+// process, supervisor, check, net, fs, seccomp, git, and the shared modules after them.
+pub mod check;
 pub mod cli;
-mod cli_args;
-pub mod env_policy;
-pub mod error;
-pub mod explain;
-mod explain_fs;
-pub mod git_audit;
-pub mod git_config;
-pub mod git_guard;
-pub mod git_shape;
-pub mod journal;
-pub mod landlock;
-pub mod landlock_plan;
+pub mod fs;
+pub mod git;
 pub mod launch;
-pub mod limits;
-pub mod local_addr;
-pub mod mandatory;
-pub mod mounts;
-pub mod name_rules;
-pub mod namespace;
 pub mod net;
-pub mod notify;
-mod parent;
-pub mod policy;
-pub mod pool;
-pub mod prepare;
-pub mod protected_names;
-pub mod reaper;
-pub mod say;
+pub mod process;
 pub mod seccomp;
-pub mod sock_diag;
 pub mod supervisor;
-pub mod sysno;
-pub mod tmpdir;
+
+// Shared by every room.
+pub mod error;
+pub mod limits;
+pub mod paths;
+pub mod say;

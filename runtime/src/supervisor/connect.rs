@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Call, Outcome};
 use crate::net::{self, Verdict};
-use crate::notify;
+use crate::seccomp::notify;
 
 /// (level, name, value) of one setsockopt call.
 pub(super) type SockOpt = (i32, i32, Vec<u8>);
@@ -89,7 +89,7 @@ impl Call<'_> {
                     if dest.port() != 53 {
                         return Outcome::Fail(libc::ENETUNREACH);
                     }
-                    return match net::connect_to_proxy(&sock, crate::namespace::DNS_PORT, v6) {
+                    return match net::connect_to_proxy(&sock, crate::net::inside::DNS_PORT, v6) {
                         0 | libc::EINPROGRESS => Outcome::Value(0),
                         e => Outcome::Fail(e),
                     };

@@ -1,6 +1,6 @@
 //! Landlock mode's local servers: `bind()` and `listen()`. Landlock lets no TCP bind through
 //! by itself, so every TCP bind traps here; the supervisor binds a socket it holds to an
-//! address it chose ([`crate::local_addr::bind_target`]: the run's own loopback address,
+//! address it chose ([`crate::net::local_addr::bind_target`]: the run's own loopback address,
 //! or what `allowLocalBinding` allows), and makes only sockets placed that way listen,
 //! never an unbound one (whose `listen()` would bind it to the wildcard address). It
 //! remembers every listener it made (by `SO_COOKIE`), so that connects can be let through
@@ -17,7 +17,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use super::connect::fd_info;
 use super::sockets;
 use super::{Call, Outcome};
-use crate::local_addr;
+use crate::net::local_addr;
 use crate::net::{self, UnixRule};
 
 /// Sockets srt bound in the command's place and keeps until they listen, at most.
@@ -41,8 +41,9 @@ impl Listeners {
     fn add(&mut self, cookie: u64, inode: u64, at: SocketAddr) {
         if self.own.len() >= MAX_LISTENERS {
             // forget those no longer listening where they did (cookies are never reused)
-            self.own
-                .retain(|c, (_, a)| crate::sock_diag::tcp_listener(*a).ok().flatten().is_some_and(|l| l.cookie == *c));
+            self.own.retain(|c, (_, a)| {
+                crate::net::sock_diag::tcp_listener(*a).ok().flatten().is_some_and(|l| l.cookie == *c)
+            });
         }
         self.own.insert(cookie, (inode, at));
     }

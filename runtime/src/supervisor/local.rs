@@ -1,6 +1,6 @@
 //! Landlock mode's connects to loopback: they reach a listener the command made, and
 //! nothing else (not the host's, not another run's). The supervisor asks the kernel which
-//! listener each candidate address would reach ([`crate::sock_diag`]: the lookup an
+//! listener each candidate address would reach ([`crate::net::sock_diag`]: the lookup an
 //! incoming SYN gets), connects only to one srt made listen for this run, and asks again
 //! once the handshake is done: if the port changed hands in between (the command closed
 //! its listener and a host process took the port), the connection is undone and refused
@@ -15,9 +15,9 @@ use std::os::fd::AsFd;
 
 use super::sockets;
 use super::{Call, Outcome};
-use crate::local_addr;
+use crate::net::local_addr;
+use crate::net::sock_diag::{self, Listener};
 use crate::net::Route;
-use crate::sock_diag::{self, Listener};
 
 /// How long srt waits for a handshake with the command's own listener.
 const CONNECT_LIMIT_MS: i32 = 10_000;

@@ -3,7 +3,7 @@
 //! The supervisor only does what the kernel cannot express:
 //! - makes, removes and moves names in the directories the plan had to split (the working
 //!   directory always, for `.bashrc`), judging protected names whose parents do not exist
-//!   yet ([`crate::name_rules`]);
+//!   yet ([`crate::fs::name_rules`]);
 //! - judges metadata calls in landlock mode, where no mount can make them fail;
 //! - routes `connect()` to the proxy in landlock mode;
 //! - places the command's local servers in landlock mode (`bind`, `listen`) and lets its
@@ -45,9 +45,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::notify::{self, Notif};
-use crate::policy::FsPolicy;
-use crate::sysno::Arch;
+use crate::fs::policy::FsPolicy;
+use crate::seccomp::notify::{self, Notif};
+use crate::seccomp::sysno::Arch;
 use tracee::Tracee;
 
 /// What the mediated syscall gets.
@@ -85,7 +85,7 @@ pub struct Supervisor {
     /// every name operation exactly as the policy would ([`native`]).
     pub native_rules: HashSet<(u64, u64)>,
     /// (dev, ino) of the write rules that also grant making files: the directories srt
-    /// made for the run ([`crate::landlock_plan::PlannedRule::makes_files`]).
+    /// made for the run ([`crate::fs::landlock_plan::PlannedRule::makes_files`]).
     pub files_rules: HashSet<(u64, u64)>,
     /// Directories found to be below such rules, and which. Cleared whenever a directory may
     /// have moved (any rename or rmdir), since that changes what lies above it.
@@ -103,11 +103,11 @@ pub struct Supervisor {
     umasks: Mutex<std::collections::HashMap<u32, u32>>,
     /// The run's journal: what the command made that the check after the run must look at
     /// (directories made or moved, links and special files) is written there before it
-    /// is done ([`crate::journal`]).
-    pub journal: Option<Arc<crate::journal::Journal>>,
+    /// is done ([`crate::check::journal`]).
+    pub journal: Option<Arc<crate::check::journal::Journal>>,
     /// Directories made ahead with write rules, moved where the command makes one in a
-    /// split directory ([`crate::pool`]).
-    pub pool: Option<Arc<crate::pool::Pool>>,
+    /// split directory ([`crate::fs::pool`]).
+    pub pool: Option<Arc<crate::fs::pool::Pool>>,
     /// Landlock mode: the listeners srt made for the command ([`listen`]).
     listeners: Mutex<listen::Listeners>,
     /// `allowUnixSockets`, as absolute paths ([`unix`]).
@@ -177,7 +177,7 @@ impl Call<'_> {
 
     /// Writes `e` to the run's journal before the operation it announces is performed;
     /// an entry that cannot be written means the operation is refused (with the error).
-    fn journal(&self, e: crate::journal::Entry) -> Result<(), Outcome> {
+    fn journal(&self, e: crate::check::journal::Entry) -> Result<(), Outcome> {
         match &self.sup.journal {
             None => Ok(()),
             Some(j) => j.record(&e).map_err(|err| {
@@ -196,7 +196,7 @@ impl Call<'_> {
 
 impl Supervisor {
     pub fn new(policy: FsPolicy, arch: Arch, route: Option<crate::net::Route>) -> Self {
-        let protected = crate::prepare::protected_paths(&policy)
+        let protected = crate::fs::prepare::protected_paths(&policy)
             .iter()
             .filter_map(|p| std::fs::symlink_metadata(p).ok())
             .filter(|m| m.is_file())

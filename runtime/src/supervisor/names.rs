@@ -1,6 +1,6 @@
 //! Opens for writing, and every call that makes, removes or moves a name. Each reads its
 //! path arguments once, resolves them to descriptors of ours ([`super::resolve`]), asks
-//! [`crate::name_rules`] about the real locations and performs what is allowed on those
+//! [`crate::fs::name_rules`] about the real locations and performs what is allowed on those
 //! descriptors. What it does not grant, the kernel judges (`CONTINUE`) or is refused.
 
 use std::ffi::{CStr, CString};
@@ -14,8 +14,8 @@ use super::resolve::{self, Target, Why};
 use super::sys::{self, Errno};
 use super::tracee::Base;
 use super::{Call, Outcome};
-use crate::journal::Entry;
-use crate::name_rules::{self, Existing, Kind, Verdict};
+use crate::check::journal::Entry;
+use crate::fs::name_rules::{self, Existing, Kind, Verdict};
 
 fn base(dirfd: i32) -> Base {
     if dirfd == libc::AT_FDCWD {
@@ -292,11 +292,11 @@ impl Call<'_> {
     /// nothing elsewhere (files of those names are judged where they are protected).
     fn no_project_dir(&self, t: &Target) -> Step<()> {
         let name = std::ffi::OsStr::from_bytes(t.name.to_bytes());
-        let single = |e: &&crate::protected_names::Entry| !e.path.contains('/');
-        if crate::protected_names::PROJECT
+        let single = |e: &&crate::fs::protected_names::Entry| !e.path.contains('/');
+        if crate::fs::protected_names::PROJECT
             .iter()
             .filter(single)
-            .any(|e| crate::protected_names::covers(e.path, Path::new(name)))
+            .any(|e| crate::fs::protected_names::covers(e.path, Path::new(name)))
         {
             return Err(self.refuse(t, "a protected project directory name (editor, agent or hook configuration)"));
         }
@@ -308,7 +308,7 @@ impl Call<'_> {
     /// blocks it). Known git directories come from the policy; one the command made itself
     /// is recognised by its name or its `HEAD`. The check after the run looks again.
     fn outside_git_dirs(&self, t: &Target) -> Step<()> {
-        if crate::git_shape::inside_git_dir(&self.sup.policy.git_dirs, &t.path) {
+        if crate::git::shape::inside_git_dir(&self.sup.policy.git_dirs, &t.path) {
             return Err(self.refuse(t, "no links or special files inside a git directory"));
         }
         Ok(())
@@ -606,8 +606,8 @@ impl Call<'_> {
         }
         let file =
             sys::open_entry(src.parent.as_fd(), &src.name, libc::O_RDONLY | libc::O_NOFOLLOW, 0).map_err(fail)?;
-        let text = read_capped(&file, crate::git_config::MAX_LEN).map_err(fail)?;
-        if let Err(refusal) = crate::git_config::check_at(&text, self.sup.policy.worktree_ups(&dst.path)) {
+        let text = read_capped(&file, crate::git::config::MAX_LEN).map_err(fail)?;
+        if let Err(refusal) = crate::git::config::check_at(&text, self.sup.policy.worktree_ups(&dst.path)) {
             crate::warn!("refused to install {}: {refusal}", dst.path.display());
             return Ok(self.refuse(dst, "git config content not allowed (see the warning)"));
         }

@@ -8,7 +8,7 @@
 //! Making a file (or linking or moving one in) is let through only below a rule that
 //! grants it ([`Native::Files`]: the pool's directories and TMPDIR, made for the run):
 //! in a directory that existed at launch the supervisor makes the file itself, so that
-//! the journal hears of every name git reads there ([`crate::landlock`]).
+//! the journal hears of every name git reads there ([`crate::fs::landlock`]).
 //!
 //! `CONTINUE` is safe even when this check is wrong: the kernel then judges under the
 //! command's Landlock domain, which never allows more than the policy. A wrong answer can

@@ -2,7 +2,7 @@
 //! a few calls change another process of the same uid by pid with no check Landlock can
 //! add: `prlimit64` (a CPU limit of one second on srt kills it), `setpriority`,
 //! `sched_setaffinity`, `sched_setscheduler`/`setparam`/`setattr` and `ioprio_set`
-//! ([`crate::sysno::PID_TARGETED`]). The filter lets through those that name the caller
+//! ([`crate::seccomp::sysno::PID_TARGETED`]). The filter lets through those that name the caller
 //! itself; the rest come here, and pass only when they name one of the command's own
 //! processes: a descendant of the run's auditor, which is the command's parent and a
 //! subreaper, so that every process the command starts stays below it (neither the

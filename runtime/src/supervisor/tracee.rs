@@ -5,7 +5,7 @@
 //!
 //! Every `/proc/<pid>` lookup names the right process only while the notification is still
 //! pending (a pid can be reused once its owner exits), so callers check
-//! [`crate::notify::id_valid`] after opening and before acting.
+//! [`crate::seccomp::notify::id_valid`] after opening and before acting.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -114,7 +114,8 @@ impl Call<'_> {
                 }
             }
             Err(libc::EPERM | libc::ENOSYS) => {
-                let ty = fd_info(self.req.pid, sockfd).and_then(|i| crate::sock_diag::unix_type(self.req.pid, i.ino));
+                let ty =
+                    fd_info(self.req.pid, sockfd).and_then(|i| crate::net::sock_diag::unix_type(self.req.pid, i.ino));
                 let Some(ty) = ty else { return Outcome::Fail(libc::EINVAL) };
                 self.replace_socket_with(sockfd, libc::AF_UNIX, ty, |s| sockets::connect_unix(s.as_fd(), via))
             }

@@ -4,7 +4,7 @@
 //!   `.git/HEAD` is invalid, and runs W/config.
 //! - New repositories made anywhere in the writable tree (`git init vendor/lib`), registered
 //!   in W's index as a submodule so that a host `git status` in W recurses into them, or made
-//!   bare in a subdirectory: moved aside by the audit after the run ([`srt_runtime::git_audit`]).
+//!   bare in a subdirectory: moved aside by the audit after the run ([`srt_runtime::git::audit`]).
 //! - `core.worktree` leading out of W: a later host `git stash`/`checkout` writes there.
 //! - A FIFO in a denyRead directory, opened with O_CREAT so that the supervisor opens it.
 //! - Processes that keep changing their pid to outlast srt's kill loop.

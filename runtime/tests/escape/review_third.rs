@@ -1,5 +1,5 @@
 //! Third outside review: ways around the git audit that runs after the command
-//! ([`srt_runtime::git_audit`]). Each plants `core.fsmonitor` in a repository that W's index
+//! ([`srt_runtime::git::audit`]). Each plants `core.fsmonitor` in a repository that W's index
 //! records as a submodule, so a later host `git status` in W would run it.
 //!
 //! - Dormant: a repository prepared in one run with its `HEAD` removed (no git directory,

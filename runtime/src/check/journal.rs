@@ -1,0 +1,510 @@
+//! The run's journal: everything the check after the run needs, on disk from before the
+//! command starts, so that the check is done even when srt itself dies.
+//!
+//! srt writes the journal's header (the writable trees, the moment the run started, the
+//! git directories that were repositories at launch) before the command runs, and the
+//! supervisor appends what the command made that the check must look at (directories made
+//! or moved in, links and special files) *before* it performs each operation: what is not
+//! recorded does not happen. The check reads the whole file ([`read`]) and, once done,
+//! removes it ([`Journal::finish`]).
+//!
+//! A journal whose run is still going is locked (`flock`) by the processes of that run.
+//! One that can be locked by anyone else belongs to a run that died before its check: the
+//! next srt run finishes it ([`stale`]). The journals live in srt's state directory
+//! ([`state_dir`], in `runs/`), which the command may never write (it is added to the policy's
+//! protected paths), so a command cannot remove or edit its own journal.
+//!
+//! Format: records separated by NUL bytes, each a tag byte followed by its payload. Paths
+//! are raw bytes (no NUL can occur in a path). Header records come first.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::git::audit::Stamp;
+
+/// What the check needs to know about the run, decided at launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// The writable trees (absolute, canonical).
+    pub roots: Vec<PathBuf>,
+    /// The run's start on the ctime clock.
+    pub since: Stamp,
+    /// Guarded git directories that already were repositories at launch.
+    pub trusted: Vec<PathBuf>,
+    /// Every git directory the rules guarded (whether or not it existed at launch).
+    pub guarded: Vec<PathBuf>,
+    /// The run's directory pools ([`crate::fs::pool`]), removed by the check.
+    pub pools: Vec<PathBuf>,
+    /// `allowGitConfig`.
+    pub allow_git_config: bool,
+    /// The run's private TMPDIR (removed after the run; skipped by the check).
+    pub tmpdir: PathBuf,
+}
+
+/// One thing the command made that the check must look at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A directory made at this path (empty when made).
+    Dir(PathBuf),
+    /// A directory moved to this path, with whatever it holds.
+    Moved(PathBuf),
+    /// A symlink, FIFO, socket or device made at this path.
+    Special(PathBuf),
+    /// A directory in which the supervisor performed a write the kernel's rules could not
+    /// judge (a file created or opened for writing there).
+    Wrote(PathBuf),
+}
+
+const TAG_ROOT: u8 = b'R';
+const TAG_SINCE: u8 = b'S';
+const TAG_TRUSTED: u8 = b'T';
+const TAG_GUARDED: u8 = b'U';
+const TAG_POOL: u8 = b'P';
+const TAG_ALLOW_GIT_CONFIG: u8 = b'G';
+const TAG_TMPDIR: u8 = b'M';
+const TAG_DIR: u8 = b'D';
+const TAG_MOVED: u8 = b'V';
+const TAG_SPECIAL: u8 = b'L';
+const TAG_WROTE: u8 = b'W';
+
+/// An open journal of a running command.
+#[derive(Debug)]
+pub struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+    /// Bytes in the file: appends stop at [`MAX_LEN`], so that [`read`] always reads a
+    /// journal whole (a command making millions of directories is refused the next one,
+    /// never left with entries past what the check reads).
+    len: AtomicU64,
+    /// The cap was reached and said once.
+    full: AtomicBool,
+}
+
+fn record(tag: u8, payload: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(payload.len() + 2);
+    r.push(tag);
+    r.extend_from_slice(payload);
+    r.push(0);
+    r
+}
+
+fn encode_header(h: &Header) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in &h.roots {
+        out.extend(record(TAG_ROOT, r.as_os_str().as_bytes()));
+    }
+    out.extend(record(TAG_SINCE, format!("{}.{}", h.since.sec, h.since.nsec).as_bytes()));
+    for t in &h.trusted {
+        out.extend(record(TAG_TRUSTED, t.as_os_str().as_bytes()));
+    }
+    for g in &h.guarded {
+        out.extend(record(TAG_GUARDED, g.as_os_str().as_bytes()));
+    }
+    for p in &h.pools {
+        out.extend(record(TAG_POOL, p.as_os_str().as_bytes()));
+    }
+    out.extend(record(TAG_ALLOW_GIT_CONFIG, if h.allow_git_config { b"1" } else { b"0" }));
+    out.extend(record(TAG_TMPDIR, h.tmpdir.as_os_str().as_bytes()));
+    out
+}
+
+impl Journal {
+    /// Creates a journal in `dir`'s `runs/` (made if missing, mode 0700) holding `header`, and locks
+    /// it. Fails when the header cannot be written whole: a run without its journal would
+    /// go unchecked if srt died.
+    pub fn create(dir: &Path, header: &Header) -> std::io::Result<Journal> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let dir = &dir.join("runs");
+        let mut nonce = [0u8; 8];
+        // SAFETY: getrandom writes at most the buffer's length into it.
+        unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
+        let name = format!("run-{}-{:016x}.journal", std::process::id(), u64::from_ne_bytes(nonce));
+        let path = dir.join(&name);
+        // Made under another name, locked and given its header, and only then put where
+        // [`stale`] looks: a journal there that can be locked is always a dead run's.
+        let new = dir.join(format!("{name}.new"));
+        let mut attempt = 0;
+        let mut file = loop {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            owned_private(dir)?;
+            let opened = std::fs::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+                .open(&new);
+            match opened {
+                // another run's finish removed the (empty) directory in between
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 3 => attempt += 1,
+                other => break other?,
+            }
+        };
+        let head = encode_header(header);
+        let made = lock(&file, false).and_then(|()| file.write_all(&head)).and_then(|()| std::fs::rename(&new, &path));
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(&new);
+            return Err(e);
+        }
+        Ok(Journal { file, path, len: AtomicU64::new(head.len() as u64), full: AtomicBool::new(false) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one entry in a single write (appends of one write never interleave).
+    /// An error means the entry is not recorded: the caller must not perform the operation.
+    pub fn record(&self, e: &Entry) -> std::io::Result<()> {
+        let (tag, p) = match e {
+            Entry::Dir(p) => (TAG_DIR, p),
+            Entry::Moved(p) => (TAG_MOVED, p),
+            Entry::Special(p) => (TAG_SPECIAL, p),
+            Entry::Wrote(p) => (TAG_WROTE, p),
+        };
+        let r = record(tag, p.as_os_str().as_bytes());
+        let len = r.len() as u64;
+        if self.len.fetch_add(len, Ordering::SeqCst) + len > MAX_LEN {
+            self.len.fetch_sub(len, Ordering::SeqCst);
+            if !self.full.swap(true, Ordering::SeqCst) {
+                crate::warn!(
+                    "the run's journal reached {} MiB: further directories, links and moves are refused (ENOSPC) so that the check after the run sees everything",
+                    MAX_LEN >> 20
+                );
+            }
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        let n = (&self.file).write(&r)?;
+        if n != r.len() {
+            return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "short write to the journal"));
+        }
+        Ok(())
+    }
+
+    /// The descriptor, for a process that takes over the journal (it keeps the lock).
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.file.as_fd()
+    }
+
+    /// The check is done: the journal goes. In the user's state directory the (empty)
+    /// directories stay, as programs' state directories do: removing a directory frees
+    /// its block, which on a filesystem mounted with `discard` waits for the device (about
+    /// 3 ms per run on an ext4 VM disk). In the shared temporary directory (no usable home)
+    /// nothing of srt's stays: they go when nothing else is left in them.
+    pub fn finish(&self) -> std::io::Result<()> {
+        std::fs::remove_file(&self.path)?;
+        if let Some(state) = self.path.parent().and_then(Path::parent).filter(|s| transient(s)) {
+            if std::fs::remove_dir(state.join("runs")).is_ok() {
+                let _ = std::fs::remove_dir(state);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The journal directory must be ours alone: in a shared `/tmp` another user could have
+/// made it first (or a symlink by that name) to read or remove the journals.
+fn owned_private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = dir.symlink_metadata()?;
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !m.is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} is not a directory of uid {me} that only it may write", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
+fn lock(file: &std::fs::File, nonblocking: bool) -> std::io::Result<()> {
+    let how = if nonblocking { libc::LOCK_EX | libc::LOCK_NB } else { libc::LOCK_EX };
+    // SAFETY: flock on a live descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), how) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Journals are small, but a command could make many directories: a bound on what a run
+/// may append and one read takes into memory (about 1.6 million entries of 40 bytes).
+const MAX_LEN: u64 = 64 << 20;
+
+/// Reads a journal: its header and entries. Unknown tags are an error (the file is srt's
+/// own; anything else in it means it cannot be trusted to be complete), and so is a file
+/// longer than any run may write: reading only its start would skip what came last.
+pub fn read(path: &Path) -> std::io::Result<(Header, Vec<Entry>)> {
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?.take(MAX_LEN + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_LEN {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("longer than the {} MiB a run may write", MAX_LEN >> 20),
+        ));
+    }
+    parse(&buf)
+}
+
+fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
+    let bad = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+    let mut h = Header {
+        roots: Vec::new(),
+        since: Stamp { sec: 0, nsec: 0 },
+        trusted: Vec::new(),
+        guarded: Vec::new(),
+        pools: Vec::new(),
+        allow_git_config: false,
+        tmpdir: PathBuf::new(),
+    };
+    let mut since = false;
+    let mut entries = Vec::new();
+    let mut rest = buf;
+    while let Some(end) = rest.iter().position(|&b| b == 0) {
+        let (rec, tail) = rest.split_at(end);
+        rest = &tail[1..];
+        let Some((&tag, payload)) = rec.split_first() else { return Err(bad("empty record")) };
+        let p = || PathBuf::from(OsStr::from_bytes(payload));
+        match tag {
+            TAG_ROOT => h.roots.push(p()),
+            TAG_TRUSTED => h.trusted.push(p()),
+            TAG_GUARDED => h.guarded.push(p()),
+            TAG_POOL => h.pools.push(p()),
+            TAG_TMPDIR => h.tmpdir = p(),
+            TAG_ALLOW_GIT_CONFIG => h.allow_git_config = payload == b"1",
+            TAG_SINCE => {
+                let s = std::str::from_utf8(payload).map_err(|_| bad("bad start stamp"))?;
+                let (sec, nsec) = s.split_once('.').ok_or_else(|| bad("bad start stamp"))?;
+                h.since = Stamp {
+                    sec: sec.parse().map_err(|_| bad("bad start stamp"))?,
+                    nsec: nsec.parse().map_err(|_| bad("bad start stamp"))?,
+                };
+                since = true;
+            }
+            TAG_DIR => entries.push(Entry::Dir(p())),
+            TAG_MOVED => entries.push(Entry::Moved(p())),
+            TAG_SPECIAL => entries.push(Entry::Special(p())),
+            TAG_WROTE => entries.push(Entry::Wrote(p())),
+            _ => return Err(bad("unknown record")),
+        }
+    }
+    if !rest.is_empty() {
+        // a record cut short by a crash in the middle of a write: the operation it
+        // announced was not performed yet (entries are written before acting)
+        tracing::debug!(len = rest.len(), "journal ends in a partial record");
+    }
+    if !since {
+        return Err(bad("no header"));
+    }
+    Ok((h, entries))
+}
+
+/// Where srt's state directory may be, in order: `$XDG_STATE_HOME/srt`, else
+/// `~/.local/state/srt` (both kept), else `$TMPDIR/srt-state-<uid>`, else
+/// `/tmp/srt-state-<uid>` (those two removed again when a run leaves them empty).
+pub fn state_dir_candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| Path::new(x).is_absolute()) {
+        out.push(PathBuf::from(x).join("srt"));
+    } else if let Some(h) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
+        out.push(h.join(".local/state/srt"));
+    }
+    // SAFETY: getuid cannot fail.
+    let name = format!("srt-state-{}", unsafe { libc::getuid() });
+    // $TMPDIR where it is a directory (as for the run's own TMPDIR), and /tmp in any case
+    if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir()) {
+        out.push(t.join(&name));
+    }
+    out.push(Path::new("/tmp").join(name));
+    out.dedup();
+    out
+}
+
+/// srt's state directory for this run: the first candidate that is, or can be made, a
+/// directory of this uid that only it may write, with a `runs/` directory for journals.
+pub fn state_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = std::io::Error::from_raw_os_error(libc::ENOENT);
+    for dir in state_dir_candidates() {
+        let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir.join("runs"));
+        match made.and_then(|()| owned_private(&dir)).and_then(|()| owned_private(&dir.join("runs"))) {
+            Ok(()) => return Ok(dir),
+            Err(e) => last = std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())),
+        }
+    }
+    Err(last)
+}
+
+/// Whether `dir` is the state directory in `/tmp` (which goes when empty) rather than a
+/// home's (which stays, as XDG state does).
+fn transient(dir: &Path) -> bool {
+    dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("srt-state-"))
+}
+
+/// The journals in `dir` whose runs are gone (their lock could be taken), each opened and
+/// locked so that no second run finishes it too. A run still going holds its lock.
+///
+/// Only journals srt itself could have written are taken: in a directory of this uid that
+/// only it may write, each a regular file of this uid that only it may read. A journal
+/// decides what the check renames and removes (its pools), so one planted by another user
+/// (who made `/tmp/srt-state-<uid>` first) or by a command must never be finished.
+pub fn stale(dir: &Path) -> Vec<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    if owned_private(dir).and_then(|()| owned_private(&dir.join("runs"))).is_err() {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir.join("runs")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension() != Some(OsStr::new("journal")) {
+            continue;
+        }
+        let Ok(file) =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW).open(&path)
+        else {
+            continue;
+        };
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let srts = file.metadata().is_ok_and(|m| m.is_file() && m.uid() == me && m.mode() & 0o077 == 0);
+        if !srts {
+            tracing::warn!(path = %path.display(), "not a journal srt wrote (owner or mode): left alone");
+            continue;
+        }
+        if lock(&file, true).is_ok() {
+            out.push((path, file));
+        }
+    }
+    out
+}
+
+/// The journal of a run, from a descriptor of it that this process holds (a process that
+/// inherited it across fork, or [`stale`]'s): it keeps the lock.
+pub fn adopt(fd: OwnedFd, path: PathBuf) -> Journal {
+    let file = std::fs::File::from(fd);
+    // what is there counts toward the cap; unknown length: as if full (appends refused)
+    let len = file.metadata().map_or(MAX_LEN, |m| m.len());
+    Journal { file, path, len: AtomicU64::new(len), full: AtomicBool::new(false) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(dir: &Path) -> Header {
+        Header {
+            roots: vec![dir.join("w"), PathBuf::from("/tmp")],
+            since: Stamp { sec: 1_700_000_000, nsec: 42 },
+            trusted: vec![dir.join("w/.git")],
+            guarded: vec![dir.join("w/.git"), dir.join("w/sub/.git")],
+            pools: vec![dir.join("w/.srt-1-ab")],
+            allow_git_config: true,
+            tmpdir: PathBuf::from("/tmp/srt-1-abc"),
+        }
+    }
+
+    #[test]
+    fn round_trip_and_lock() {
+        let dir = std::env::temp_dir().join(format!("srt-journal-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let h = header(&dir);
+        let j = Journal::create(&dir, &h).unwrap();
+        j.record(&Entry::Dir(dir.join("w/new dir\nwith newline"))).unwrap();
+        j.record(&Entry::Special(dir.join("w/.git/logs/HEAD"))).unwrap();
+        j.record(&Entry::Wrote(dir.join("w/deep"))).unwrap();
+        j.record(&Entry::Moved(dir.join("w/moved"))).unwrap();
+        let (h2, entries) = read(j.path()).unwrap();
+        assert_eq!(h2, h);
+        assert_eq!(entries.len(), 4);
+        assert_eq!(entries[3], Entry::Moved(dir.join("w/moved")));
+        assert_eq!(entries[0], Entry::Dir(dir.join("w/new dir\nwith newline")));
+        assert!(stale(&dir).is_empty(), "a journal whose run holds its lock is not stale");
+        let path = j.path().to_path_buf();
+        drop(j);
+        let s = stale(&dir);
+        assert_eq!(s.len(), 1, "the lock went with the run");
+        assert_eq!(s[0].0, path);
+        assert!(stale(&dir).is_empty(), "one finisher at a time");
+        drop(s);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn appends_stop_at_the_cap_and_longer_files_are_refused() {
+        let dir = std::env::temp_dir().join(format!("srt-journal-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let j = Journal::create(&dir, &header(&dir)).unwrap();
+        // as if the run had already written all but a little of the cap
+        j.len.fetch_add(MAX_LEN - j.len.load(Ordering::SeqCst) - 10, Ordering::SeqCst);
+        let e = j.record(&Entry::Dir(dir.join("w/one-more-directory"))).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        j.record(&Entry::Dir(PathBuf::from("/a"))).unwrap();
+        // a file past the cap (not written by srt) is not read in part
+        let f = std::fs::OpenOptions::new().append(true).open(j.path()).unwrap();
+        f.set_len(MAX_LEN + 1).unwrap();
+        assert_eq!(read(j.path()).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+        // a journal taken over counts what is in it
+        let adopted = adopt(std::os::fd::OwnedFd::from(f), j.path().to_path_buf());
+        assert!(adopted.record(&Entry::Dir(PathBuf::from("/b"))).is_err());
+        drop(j);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_journals_srt_could_have_written_are_finished() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("srt-journal-planted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        drop(Journal::create(&dir, &header(&dir)).unwrap());
+        assert_eq!(stale(&dir).len(), 1, "a dead run's journal");
+        let planted = dir.join("runs/run-1-0.journal");
+        std::fs::write(&planted, encode_header(&header(&dir))).unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(stale(&dir).len(), 1, "a journal others may read was not written by srt");
+        std::fs::set_permissions(dir.join("runs"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(stale(&dir).is_empty(), "a runs directory others may write is not srt's");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_state_directory_of_another_user_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("srt-journal-usable-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("mine")).unwrap();
+        std::fs::set_permissions(dir.join("mine"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(owned_private(&dir.join("mine")).is_ok(), "ours");
+        std::fs::set_permissions(dir.join("mine"), std::fs::Permissions::from_mode(0o770)).unwrap();
+        assert!(owned_private(&dir.join("mine")).is_err(), "ours, but others may write it");
+        // SAFETY: geteuid cannot fail.
+        let other = if unsafe { libc::geteuid() } == 0 { 65534 } else { 0 };
+        std::fs::create_dir(dir.join("theirs")).unwrap();
+        if std::os::unix::fs::chown(dir.join("theirs"), Some(other), None).is_ok() {
+            assert!(owned_private(&dir.join("theirs")).is_err(), "another user's");
+        }
+        std::fs::write(dir.join("file"), "").unwrap();
+        assert!(owned_private(&dir.join("file")).is_err(), "not a directory");
+        std::os::unix::fs::symlink(dir.join("mine"), dir.join("link")).unwrap();
+        assert!(owned_private(&dir.join("link")).is_err(), "a symlink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn partial_last_record_is_ignored_and_garbage_refused() {
+        let dir = PathBuf::from("/x");
+        let mut buf = encode_header(&header(&dir));
+        buf.extend(record(TAG_DIR, b"/x/w/a"));
+        buf.extend_from_slice(b"D/x/w/b"); // cut short
+        let (_, e) = parse(&buf).unwrap();
+        assert_eq!(e, vec![Entry::Dir("/x/w/a".into())]);
+        let mut bad = encode_header(&header(&dir));
+        bad.extend(record(b'?', b"x"));
+        assert!(parse(&bad).is_err());
+        assert!(parse(&record(TAG_DIR, b"/a")).is_err(), "entries without a header");
+    }
+}

@@ -1,0 +1,398 @@
+//! srt's mandatory write denies: files and directories that would let a sandboxed command
+//! plant code the host runs later (shell rc files, git hooks and config, editor settings).
+//!
+//! Applied at the top of the working directory and of every writable tree (whether or not
+//! they exist there) and, where they exist, below them down to `mandatoryDenySearchDepth`.
+//! Git directories are returned separately: what is guarded inside them is
+//! [`crate::git::guard`]'s business. A git directory is a `.git` (directory, or a file or
+//! symlink naming one), or a directory git would take for one (`HEAD` with `objects/` and
+//! `refs/`, or with a `commondir`).
+//!
+//! The search costs at most [`BUDGET`] directory entries, so that a launch does not slow
+//! down as the trees grow. A directory it had no budget left to list is not assumed safe:
+//! it is returned in `mediated`, where no Landlock rule grants writing and the supervisor
+//! judges every write by the same names, at any depth, recognising git directories as it
+//! goes ([`crate::fs::policy::FsPolicy::guard`]).
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use crate::fs::protected_names::{self, PROJECT};
+
+/// Directories never descended into while searching (as srt's `!**/node_modules/**`).
+const SKIP_DIRS: &[&str] = &["node_modules"];
+
+/// Directory entries the search reads at most in the working directory's tree (about a
+/// millisecond on disk), and in all the other writable trees together.
+pub const BUDGET: usize = 4_096;
+pub const OTHER_BUDGET: usize = 1_024;
+
+/// Trees the supervisor judges whole, at most: more would cost the Landlock plan (which
+/// splits around each) more than it saves; siblings are merged into their directory.
+const MAX_MEDIATED: usize = 64;
+
+/// Entries a writable tree other than the working directory may have at its top and still
+/// be split around its protected names (each entry costs a Landlock rule at every launch,
+/// a few microseconds): a bigger one (a busy `/tmp`) is written through the supervisor.
+pub const SPLIT_MAX: usize = 512;
+
+/// What the mandatory rules protect in a run.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Mandatory {
+    /// Never writable (whether or not they exist).
+    pub deny: Vec<PathBuf>,
+    /// Git directories, guarded by [`crate::git::guard`] (whether or not they exist).
+    pub git_dirs: Vec<PathBuf>,
+    /// Directories the search could not list within its budget.
+    pub mediated: Vec<PathBuf>,
+    /// The tops of the trees (the working directory, each writable tree): the project
+    /// names hold there for names made later too, wildcards included
+    /// ([`crate::fs::policy::FsPolicy::guard`]).
+    pub tops: Vec<PathBuf>,
+}
+
+/// The protected paths for a run in `cwd` whose writable trees are `roots` (canonical).
+pub fn mandatory_denies(cwd: &Path, roots: &[PathBuf], depth: u8) -> Mandatory {
+    mandatory_denies_within(cwd, roots, depth, BUDGET)
+}
+
+fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize) -> Mandatory {
+    let mut out = Mandatory::default();
+    let mut tops: Vec<PathBuf> = vec![cwd.to_path_buf()];
+    for r in roots {
+        if !tops.contains(r) {
+            tops.push(r.clone());
+        }
+    }
+    for top in &tops {
+        protect_missing_at_top(top, &mut out);
+    }
+    // the working directory's tree first, with a budget of its own: it is where the
+    // command works, and where a tree the search did not list costs most. The other trees
+    // share a smaller one, down to the same depth: a repository nested in them (`a/b/.git`
+    // in a second writable tree) is guarded like one in the project, and what the budget
+    // does not reach is mediated, never assumed empty (a busy /tmp, over SPLIT_MAX at its
+    // top, is mediated whole)
+    for (group, mut left) in [(&tops[..1], budget), (&tops[1..], budget.min(OTHER_BUDGET))] {
+        let mut queue: VecDeque<(PathBuf, u8)> = group.iter().map(|t| (t.clone(), 0)).collect();
+        if !search(&mut queue, cwd, depth, &mut left, &mut out) {
+            tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
+        }
+    }
+    out.mediated = collapse(std::mem::take(&mut out.mediated), MAX_MEDIATED);
+    out.tops = tops;
+    out
+}
+
+/// At most `max` trees: siblings merged into their directory, the deepest first, until
+/// the list is short enough; what lies under another entry is dropped.
+fn collapse(mut dirs: Vec<PathBuf>, max: usize) -> Vec<PathBuf> {
+    loop {
+        // drop what lies under another entry: sorted by components, everything below a
+        // directory comes right after it, so one pass against the last one kept does it
+        // (a set of every ancestor cost 75% of a launch in a 1M-entry tree)
+        // (sorted on bytes with `/` as the smallest byte, which is component order for
+        // canonical paths and a memcmp: Path's own comparison cost most of a launch here)
+        let mut keyed: Vec<(Vec<u8>, PathBuf)> = dirs
+            .into_iter()
+            .map(|d| {
+                use std::os::unix::ffi::OsStrExt;
+                let key = d.as_os_str().as_bytes().iter().map(|&b| if b == b'/' { 0 } else { b }).collect();
+                (key, d)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut kept: Vec<(Vec<u8>, PathBuf)> = Vec::with_capacity(keyed.len());
+        for (key, d) in keyed {
+            let below = kept.last().is_some_and(|(k, _)| {
+                key.starts_with(k) && (key.len() == k.len() || key[k.len()] == 0 || k.last() == Some(&0))
+            });
+            if !below {
+                kept.push((key, d));
+            }
+        }
+        dirs = kept.into_iter().map(|(_, d)| d).collect();
+        if dirs.len() <= max {
+            return dirs;
+        }
+        let deepest = dirs.iter().map(|d| d.components().count()).max().unwrap_or(0);
+        if deepest <= 1 {
+            return dirs;
+        }
+        dirs = dirs
+            .into_iter()
+            .map(|d| if d.components().count() == deepest { d.parent().map(Path::to_path_buf).unwrap_or(d) } else { d })
+            .collect();
+    }
+}
+
+/// Breadth first (the shallow levels, where the names matter most, come first) through
+/// `queue`; `false` when the budget ran out (what was left is then mediated).
+fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut usize, out: &mut Mandatory) -> bool {
+    while let Some((dir, level)) = queue.pop_front() {
+        if level >= depth {
+            continue;
+        }
+        let before = *left;
+        match list(&dir, left) {
+            Listing::Done(_) if level == 0 && dir != cwd && before - *left > SPLIT_MAX => out.mediated.push(dir),
+            Listing::Done(entries) => {
+                protect_listed(&dir, &entries, out);
+                if level > 0 {
+                    git_dir_by_names(&dir, &entries, out);
+                }
+                for (name, is_dir) in entries {
+                    if !is_dir || name == ".git" || SKIP_DIRS.contains(&name.as_str()) {
+                        continue;
+                    }
+                    let d = dir.join(&name);
+                    // another user's directory in a shared tree (/tmp): the command, with
+                    // srt's uid, writes there only what its owner opened to everyone, and a
+                    // mount view could not cover what lies inside it
+                    if dir != cwd && !d.starts_with(cwd) && !owned(&d) {
+                        continue;
+                    }
+                    // one level further is not listed: look for a git directory there by name
+                    if level + 1 >= depth {
+                        git_dir_in(&d, false, out);
+                    }
+                    queue.push_back((d, level + 1));
+                }
+            }
+            Listing::Unreadable => {}
+            Listing::OverBudget => {
+                out.mediated.push(dir);
+                out.mediated.extend(queue.drain(..).filter(|(_, l)| *l < depth).map(|(d, _)| d));
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn owned(d: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    d.symlink_metadata().is_ok_and(|m| m.uid() == unsafe { libc::geteuid() })
+}
+
+enum Listing {
+    /// Names (UTF-8 only: the researched names are ASCII) and whether each is a directory.
+    Done(Vec<(String, bool)>),
+    Unreadable,
+    OverBudget,
+}
+
+/// The entries of `dir`, unless listing them would take more than `left` entries.
+fn list(dir: &Path, left: &mut usize) -> Listing {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Listing::Unreadable };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        if *left == 0 {
+            return Listing::OverBudget;
+        }
+        *left -= 1;
+        if let Ok(name) = e.file_name().into_string() {
+            out.push((name, e.file_type().is_ok_and(|t| t.is_dir())));
+        }
+    }
+    Listing::Done(out)
+}
+
+/// At the top of a tree the project names are protected whether or not they exist (as
+/// names are made: [`Mandatory::tops`]), and so is `.git`.
+/// (The names that do not exist are protected by [`Mandatory::tops`], without a path of
+/// their own for the Landlock plan to split around: the top is split already, since its
+/// `.git` is guarded.)
+fn protect_missing_at_top(top: &Path, out: &mut Mandatory) {
+    git_dir_in(top, true, out);
+}
+
+/// The project names among `dir`'s entries (and, for names of two components, what is
+/// there below a listed first one).
+fn protect_listed(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
+    for (name, _) in entries.iter().filter(|(n, _)| protected_names::starts_project_entry(n)) {
+        for e in PROJECT {
+            let first = e.path.split('/').next().unwrap_or(e.path);
+            if !protected_names::covers(first, Path::new(name)) {
+                continue;
+            }
+            if first.len() == e.path.len() {
+                out.deny.push(dir.join(name));
+            } else {
+                let rest = &e.path[first.len() + 1..];
+                let below = dir.join(name);
+                // a wildcard in the second component: what is there matches or not
+                if let Ok(rd) = std::fs::read_dir(&below).map(|r| r.flatten().collect::<Vec<_>>()) {
+                    out.deny.extend(
+                        rd.iter()
+                            .filter(|x| {
+                                x.file_name().to_str().is_some_and(|n| protected_names::covers(rest, Path::new(n)))
+                            })
+                            .map(|x| x.path()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// [`git_dir_in`] from a listing of `dir` (no look at the disk but for a `.git` that is
+/// not a directory).
+fn git_dir_by_names(dir: &Path, entries: &[(String, bool)], out: &mut Mandatory) {
+    let has = |n: &str, want_dir: bool| entries.iter().any(|(e, d)| e == n && *d == want_dir);
+    if has(".git", true) {
+        out.git_dirs.push(dir.join(".git"));
+    } else if entries.iter().any(|(e, _)| e == ".git") {
+        git_dir_in(dir, false, out);
+        return;
+    }
+    // `objects` and `refs` of any kind and mode (git enters executable files too; a chmod
+    // leaves no trace in the journal), with or without a `HEAD`: one `HEAD` away
+    let any = |n: &str| entries.iter().any(|(e, _)| e == n);
+    let bare_shaped = any("objects") && any("refs");
+    if bare_shaped || (has("HEAD", false) && any("commondir")) {
+        out.git_dirs.push(dir.to_path_buf());
+    }
+}
+
+/// `.git` in `dir`, and `dir` itself as a git directory (see the module's comment).
+fn git_dir_in(dir: &Path, top: bool, out: &mut Mandatory) {
+    let git = dir.join(".git");
+    match git.symlink_metadata() {
+        Ok(m) if m.is_dir() => out.git_dirs.push(git),
+        // a worktree or submodule: `.git` is a file naming the real git dir; a symlink to
+        // one is kept as it is too
+        Ok(_) => {
+            out.deny.push(git.clone());
+            if let Ok(real) = git.canonicalize() {
+                if real.is_dir() {
+                    out.git_dirs.push(real);
+                }
+            }
+        }
+        // at the top of a tree `.git` is guarded before it exists (`git init`)
+        Err(_) if top => out.git_dirs.push(git),
+        Err(_) => {}
+    }
+    // A directory git would use as a git directory is guarded as one. At the top of a tree
+    // one may not be made: that takes a `HEAD` file, so one may not appear. This holds
+    // with a `.git` too: git falls back to the directory itself when `.git/HEAD` is made
+    // invalid.
+    if crate::git::shape::is_git_dir(dir) {
+        out.git_dirs.push(dir.to_path_buf());
+    } else if top {
+        out.deny.push(dir.join("HEAD"));
+    } else if dir.join("objects").symlink_metadata().is_ok() && dir.join("refs").symlink_metadata().is_ok() {
+        // one `HEAD` away from a repository (of any kind: git enters executable files, and
+        // a chmod leaves no trace in the journal): guarded as one already
+        out.git_dirs.push(dir.to_path_buf());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwd_always_and_nested_when_present() {
+        let root = std::env::temp_dir().join(format!("srt-mand-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("sub/.git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("a/b/c/d/e")).unwrap();
+        std::fs::write(root.join("a/b/c/d/e/.bashrc"), "").unwrap();
+        std::fs::write(root.join("a/.zshrc"), "").unwrap();
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::write(root.join("node_modules/x/.bashrc"), "").unwrap();
+        let got = mandatory_denies(&root, &[], 3);
+        assert!(got.tops.contains(&root), "missing cwd entries are protected as they are made");
+        assert!(got.git_dirs.contains(&root.join(".git")), "a missing .git in cwd is guarded");
+        assert!(got.deny.contains(&root.join("HEAD")), "cwd may not become a bare repository");
+        assert!(got.git_dirs.contains(&root.join("sub/.git")));
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let with_git = mandatory_denies(&root, &[], 0);
+        assert!(with_git.deny.contains(&root.join("HEAD")), "with a .git too: git falls back to a bare cwd");
+        std::fs::remove_dir(root.join(".git")).unwrap();
+        assert!(got.deny.contains(&root.join("a/.zshrc")));
+        assert!(!got.deny.contains(&root.join("a/.bashrc")), "missing nested entries are not listed");
+        assert!(!got.git_dirs.contains(&root.join("a/.git")));
+        assert!(!got.deny.contains(&root.join("a/b/c/d/e/.bashrc")), "deeper than the search depth");
+        assert!(!got.deny.iter().any(|p| p.starts_with(root.join("node_modules"))));
+        assert!(got.mediated.is_empty());
+        std::fs::create_dir_all(root.join("objects")).unwrap();
+        std::fs::create_dir_all(root.join("refs")).unwrap();
+        std::fs::write(root.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let bare = mandatory_denies(&root, &[], 1);
+        assert!(bare.git_dirs.contains(&root), "an existing bare repository in cwd is guarded as one");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn every_writable_tree_and_bare_shapes_below() {
+        let root = std::env::temp_dir().join(format!("srt-mand-roots-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("w")).unwrap();
+        std::fs::create_dir_all(root.join("home/x/objects")).unwrap();
+        std::fs::create_dir_all(root.join("home/x/refs")).unwrap();
+        std::fs::create_dir_all(root.join("home/linked")).unwrap();
+        std::fs::write(root.join("home/linked/HEAD"), "x").unwrap();
+        std::fs::write(root.join("home/linked/commondir"), "../x").unwrap();
+        let got = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(got.tops.contains(&root.join("home")), "names at the top of every writable tree");
+        assert!(got.git_dirs.contains(&root.join("home/.git")));
+        assert!(got.deny.contains(&root.join("home/HEAD")));
+        assert!(got.git_dirs.contains(&root.join("home/x")), "objects/ and refs/: one HEAD from a repository");
+        assert!(got.git_dirs.contains(&root.join("home/linked")), "HEAD and commondir");
+        std::fs::create_dir_all(root.join("home/a/b/c/.git/hooks")).unwrap();
+        std::fs::write(root.join("home/a/b/.bashrc"), "").unwrap();
+        let deep = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(deep.git_dirs.contains(&root.join("home/a/b/c/.git")), "a repository nested in another tree");
+        assert!(deep.deny.contains(&root.join("home/a/b/.bashrc")), "protected names deeper in another tree");
+        std::fs::create_dir_all(root.join("home/files")).unwrap();
+        std::fs::write(root.join("home/files/objects"), "").unwrap();
+        std::fs::write(root.join("home/files/refs"), "").unwrap();
+        let files = mandatory_denies(&root.join("w"), &[root.join("home")], 3);
+        assert!(files.git_dirs.contains(&root.join("home/files")), "objects and refs as files: a chmod from one");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn many_mediated_trees_merge_into_their_directories() {
+        let p = |s: &str| PathBuf::from(s);
+        let many: Vec<PathBuf> = (0..100).map(|i| p(&format!("/w/d{}/p{i}", i % 10))).chain([p("/w/e")]).collect();
+        let got = collapse(many, 64);
+        assert_eq!(got.len(), 11, "{got:?}");
+        assert!(got.contains(&p("/w/d3")) && got.contains(&p("/w/e")));
+        let got = collapse((0..100).map(|i| p(&format!("/w/d{i}"))).collect(), 64);
+        assert_eq!(got, vec![p("/w")], "a hundred siblings: their directory");
+        assert_eq!(collapse(vec![p("/w/a/b"), p("/w/a")], 64), vec![p("/w/a")], "nested entries are one");
+    }
+
+    #[test]
+    fn what_the_budget_does_not_reach_is_mediated() {
+        let root = std::env::temp_dir().join(format!("srt-mand-budget-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for i in 0..20 {
+            std::fs::create_dir_all(root.join(format!("d{i:02}/e"))).unwrap();
+        }
+        let got = mandatory_denies_within(&root, &[], 3, 25);
+        // 20 entries at the top, then one each for five of the d's (in the order the
+        // directory lists them): the other 15 and the five `e`s queued below are mediated
+        assert!(!got.mediated.contains(&root), "the top was listed");
+        let level1 = got.mediated.iter().filter(|m| m.parent() == Some(root.as_path())).count();
+        let level2 = got.mediated.iter().filter(|m| m.file_name() == Some(std::ffi::OsStr::new("e"))).count();
+        assert_eq!((level1, level2), (15, 5), "{:?}", got.mediated);
+        let none = mandatory_denies_within(&root, &[], 3, 3);
+        assert_eq!(none.mediated, vec![root.clone()], "a top it could not list is mediated whole");
+        let wide = mandatory_denies_within(&root.join("d00"), std::slice::from_ref(&root), 3, 10_000);
+        assert!(wide.mediated.is_empty(), "20 entries are split");
+        std::fs::remove_dir_all(&root).unwrap();
+        std::fs::create_dir_all(root.join("w")).unwrap();
+        for i in 0..SPLIT_MAX + 1 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        let wide = mandatory_denies_within(&root.join("w"), std::slice::from_ref(&root), 3, 10_000);
+        assert_eq!(wide.mediated, vec![root.clone()], "a wide tree other than the working directory is not split");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,23 @@
+//! The filesystem policy: what the command may read and write, and how the kernel is told.
+//!
+//! Data flows one way: the settings become a canonical [`policy::FsPolicy`] in [`prepare`]
+//! (paths resolved, globs expanded, srt's mandatory denies from [`mandatory`] and the
+//! researched home and project files of [`protected_names`] added); [`landlock_plan`] turns
+//! it into Landlock rules and [`landlock`] into the ruleset the child enforces; in namespace
+//! mode [`mounts`] builds the read-only mount view. Where Landlock alone cannot express the
+//! policy, the supervisor judges each mediated call by [`name_rules`]. [`pool`] makes the
+//! directories that let new directories be written at the kernel's speed, and [`tmpdir`] the
+//! run's private TMPDIR.
+//!
+//! "Why was my write refused?" starts here: `srt explain` prints what this room decided.
+
+pub mod landlock;
+pub mod landlock_plan;
+pub mod mandatory;
+pub mod mounts;
+pub mod name_rules;
+pub mod policy;
+pub mod pool;
+pub mod prepare;
+pub mod protected_names;
+pub mod tmpdir;

@@ -1,0 +1,210 @@
+//! Namespace mode's mount view: every mount read-only except the `allowWrite` trees, each
+//! protected path that exists re-mounted read-only on top, and a private devpts. The kernel
+//! then refuses writes *and metadata changes* (chmod, chown, utimes, xattrs, inode flags)
+//! outside what the policy allows, by itself and at native speed, so in this mode the
+//! supervisor need not see metadata calls at all. Landlock stays on top as the same policy
+//! expressed a second way.
+//!
+//! Built by the namespace's init (which holds the user namespace's capabilities; the
+//! command never does) between clone and fork, with the new mount API: writable trees are
+//! cloned first, from the still-writable tree, then everything is made read-only in one
+//! recursive `mount_setattr`, then the clones are attached back in place.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::fs::policy::{under, FsPolicy};
+
+/// Paths prepared in the parent; the init only makes syscalls with them.
+#[derive(Debug, Default, Clone)]
+pub struct MountView {
+    /// Writable trees (outermost only: a clone carries the mounts below it).
+    pub rw: Vec<CString>,
+    /// Existing protected paths inside writable trees, mounted read-only on top.
+    pub ro: Vec<CString>,
+    /// `/` itself is writable: nothing is made read-only.
+    pub all_writable: bool,
+    /// The command's Landlock ruleset handles filesystem access, so the private devpts and
+    /// /proc need rules of their own.
+    pub private_rules: bool,
+    /// The working directory, entered again once the view is built: the process's old
+    /// reference still points into the mount underneath, now read-only.
+    pub cwd: Option<CString>,
+    /// Transparent mode: (srt's resolv.conf, the host's resolv.conf file) mounted read-only
+    /// over it, so resolvers ask srt's DNS on the namespace's loopback.
+    pub resolv_conf: Option<(CString, CString)>,
+}
+
+/// Which mounts the policy needs. Devices are special files, writable on a read-only mount,
+/// so they need none (only directories and regular files are kept); `/dev/pts` gets its
+/// own instance.
+pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
+    let mut roots: Vec<&PathBuf> = policy
+        .write
+        .iter()
+        .filter(|p| !under(p, Path::new("/dev/pts")))
+        .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir() || m.is_file()))
+        .collect();
+    roots.sort_by_key(|p| p.as_os_str().len());
+    let mut outer: Vec<&PathBuf> = Vec::new();
+    for r in roots {
+        if !outer.iter().any(|o| under(r, o)) {
+            outer.push(r);
+        }
+    }
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    // symlinks are left out: a mount would land on their target; the names themselves are
+    // guarded by the supervisor (every unlink and rename goes to it)
+    let ro = protected
+        .iter()
+        .filter(|p| outer.iter().any(|o| under(p, o) && *p != *o))
+        .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir() || m.is_file()))
+        .filter_map(|p| c(p))
+        .collect();
+    MountView {
+        cwd: std::env::current_dir().ok().and_then(|d| c(&d)),
+        private_rules: true,
+        all_writable: outer.iter().any(|o| o.as_os_str() == "/"),
+        rw: outer.iter().filter_map(|p| c(p)).collect(),
+        ro,
+        resolv_conf: None,
+    }
+}
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
+const MOUNT_ATTR_RDONLY: u64 = 0x01;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+fn clone_tree(path: &CString, recursive: bool) -> Result<i32, i32> {
+    let flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: plain syscall with a NUL-terminated path.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd as i32)
+    }
+}
+
+fn set_readonly(dirfd: i32, path: &CString, flags: libc::c_uint) -> Result<(), i32> {
+    let attr = MountAttr { attr_set: MOUNT_ATTR_RDONLY, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    // SAFETY: plain syscall with a live attr struct and a NUL-terminated path.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+fn attach(fd: i32, path: &CString) -> Result<(), i32> {
+    // SAFETY: plain syscall; `fd` is a detached mount we own, `path` is NUL-terminated.
+    let r = unsafe {
+        libc::syscall(libc::SYS_move_mount, fd, c"".as_ptr(), libc::AT_FDCWD, path.as_ptr(), MOVE_MOUNT_F_EMPTY_PATH)
+    };
+    // SAFETY: closing the detached mount's descriptor; once attached it lives on.
+    unsafe { libc::close(fd) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// Builds the view in the calling process's (new, private) mount namespace.
+pub fn apply(v: &MountView) -> Result<(), i32> {
+    if !v.all_writable {
+        let mut clones = Vec::with_capacity(v.rw.len());
+        for p in &v.rw {
+            clones.push((clone_tree(p, true)?, p));
+        }
+        set_readonly(libc::AT_FDCWD, &CString::from(c"/"), AT_RECURSIVE)?;
+        for (fd, p) in clones {
+            attach(fd, p)?;
+        }
+    }
+    for p in &v.ro {
+        let fd = clone_tree(p, true)?;
+        set_readonly(fd, &CString::from(c""), AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint)?;
+        attach(fd, p)?;
+    }
+    if let Some((ours, theirs)) = &v.resolv_conf {
+        let fd = clone_tree(ours, false)?;
+        set_readonly(fd, &CString::from(c""), libc::AT_EMPTY_PATH as libc::c_uint)?;
+        attach(fd, theirs)?;
+    }
+    if let Some(cwd) = &v.cwd {
+        // SAFETY: plain syscall with a NUL-terminated path.
+        if unsafe { libc::chdir(cwd.as_ptr()) } < 0 {
+            return Err(errno());
+        }
+    }
+    // other sessions' terminals are out of sight: /dev/ptmx finds this instance through
+    // its sibling `pts` directory
+    let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+    // SAFETY: plain syscall with NUL-terminated strings.
+    let r = unsafe {
+        libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            flags,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        )
+    };
+    if r < 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outermost_writable_trees_and_protected_paths_inside_them() {
+        let root = std::env::temp_dir().join(format!("srt-mounts-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("w/sub")).unwrap();
+        std::fs::write(root.join("w/.bashrc"), "").unwrap();
+        let root = root.canonicalize().unwrap();
+        let policy = FsPolicy {
+            write: vec![root.join("w"), root.join("w/sub"), root.join("missing"), "/dev/null".into()],
+            ..FsPolicy::default()
+        };
+        let v = plan(&policy, &[root.join("w/.bashrc"), "/etc/passwd".into()]);
+        let s = |p: PathBuf| CString::new(p.as_os_str().as_bytes()).unwrap();
+        assert_eq!(v.rw, vec![s(root.join("w"))]);
+        assert_eq!(
+            v.ro,
+            vec![s(root.join("w/.bashrc"))],
+            "protected paths outside writable trees are read-only already"
+        );
+        assert!(!v.all_writable);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

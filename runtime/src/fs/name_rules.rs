@@ -1,0 +1,224 @@
+//! The supervisor's rules for every syscall that makes, removes or moves a name, as pure
+//! functions of the policy and the real locations involved. Landlock already refuses all of
+//! these outside the directories the plan had to split; these rules decide inside them,
+//! including for protected names whose parents do not exist yet (`.git/hooks/x` before
+//! `git init`, `.claude/commands` behind a new `.claude` symlink).
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use crate::fs::policy::FsPolicy;
+use crate::git::guard::Guard;
+
+/// What is being made at a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A second name for an existing regular file.
+    Link,
+    Special,
+}
+
+/// The rule's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Refused; the reason names the rule (for `-d` logs).
+    Refuse(&'static str),
+    /// Allowed only as a whole-file install of a git `config` whose content passes
+    /// [`crate::git::config::check`].
+    InstallGitConfig,
+}
+
+/// Facts about an existing object at a name that only the caller can observe.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Existing {
+    /// The object was made by this run (the supervisor recorded its inode).
+    pub made_by_run: bool,
+}
+
+/// Making something new at `p` (which does not exist).
+pub fn create(pol: &FsPolicy, p: &Path, kind: Kind) -> Verdict {
+    if !pol.in_write_tree(p) {
+        return Verdict::Refuse("outside allowWrite");
+    }
+    match pol.guard(p) {
+        Guard::Deny => Verdict::Refuse("protected path (denyWrite or mandatory deny)"),
+        Guard::GitConfig => Verdict::Refuse("a git config is only installed whole, by rename"),
+        Guard::HooksDir if kind == Kind::Dir => Verdict::Allow,
+        Guard::HooksDir => Verdict::Refuse("git hooks directory"),
+        Guard::HooksContent if kind == Kind::File && is_sample(p) => Verdict::Allow,
+        Guard::HooksContent => Verdict::Refuse("git hook (only *.sample files may be created)"),
+        // an empty new directory keeps what is protected below it protected: everything made
+        // inside it comes back here; anything else at such a name would hide it
+        Guard::Open if kind != Kind::Dir && pol.guards_below(p) => {
+            Verdict::Refuse("protected paths lie below this name")
+        }
+        Guard::Open => Verdict::Allow,
+    }
+}
+
+/// Removing the object at `p`, or moving it away.
+pub fn remove(pol: &FsPolicy, p: &Path, e: Existing) -> Verdict {
+    if !pol.in_write_tree(p) {
+        return Verdict::Refuse("outside allowWrite");
+    }
+    // what this run made, it may take away again: that only restores the state at launch
+    if e.made_by_run {
+        return Verdict::Allow;
+    }
+    match pol.guard(p) {
+        Guard::Open if pol.guards_below(p) => Verdict::Refuse("protected paths lie below this name"),
+        Guard::Open => Verdict::Allow,
+        _ => Verdict::Refuse("protected path (denyWrite, mandatory deny or git rule)"),
+    }
+}
+
+/// `rename(src, dst)`; `dst` is `Some` when something exists there.
+pub fn rename(
+    pol: &FsPolicy,
+    src: &Path,
+    src_e: Existing,
+    src_kind: Kind,
+    dst: &Path,
+    dst_e: Option<Existing>,
+) -> Verdict {
+    if let Verdict::Refuse(r) = remove(pol, src, src_e) {
+        return Verdict::Refuse(r);
+    }
+    if let Some(r) = read_gain(pol, src, dst) {
+        return Verdict::Refuse(r);
+    }
+    // a config is replaced whole, and only by content that passes the allow-list, so it
+    // does not matter who wrote the one it replaces
+    if pol.guard(dst) == Guard::GitConfig && src_kind == Kind::File {
+        return Verdict::InstallGitConfig;
+    }
+    if let Some(e) = dst_e {
+        if let Verdict::Refuse(r) = remove(pol, dst, e) {
+            return Verdict::Refuse(r);
+        }
+    }
+    // unlike mkdir, a directory moved here arrives with its contents, so it may not land on a
+    // name that has protected paths below it, even where an empty one this run made stood
+    if pol.guards_below(dst) {
+        return Verdict::Refuse("protected paths lie below this name");
+    }
+    create(pol, dst, src_kind)
+}
+
+/// `link(src, dst)`: a second name for the regular file (or symlink) at `src`.
+pub fn link(pol: &FsPolicy, src: &Path, dst: &Path) -> Verdict {
+    if let Some(r) = read_gain(pol, src, dst) {
+        return Verdict::Refuse(r);
+    }
+    // the file becomes writable through the new name, so the old one must be writable too
+    if !pol.can_write(src) {
+        return Verdict::Refuse("the source is not writable by the policy");
+    }
+    create(pol, dst, Kind::Link)
+}
+
+/// A name (or tree) that is not readable must not become readable by moving or linking it.
+fn read_gain(pol: &FsPolicy, src: &Path, dst: &Path) -> Option<&'static str> {
+    if !pol.can_read(src) && pol.can_read(dst) {
+        return Some("would make a denyRead path readable");
+    }
+    if pol.read_denied_below(src) {
+        return Some("a denyRead path lies below the source");
+    }
+    None
+}
+
+fn is_sample(p: &Path) -> bool {
+    p.file_name().and_then(OsStr::to_str).is_some_and(|n| n.ends_with(".sample") && n.len() > ".sample".len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
+    fn pol() -> FsPolicy {
+        FsPolicy {
+            deny_read: vec![p("/w/.env"), p("/w/secrets")],
+            write: vec![p("/w"), p("/tmp/t")],
+            deny_write: vec![p("/w/.bashrc"), p("/w/.claude/commands"), p("/w/.github/workflows")],
+            git_dirs: vec![p("/w/.git")],
+            ..FsPolicy::default()
+        }
+    }
+
+    const NEW: Option<Existing> = None;
+    const OLD: Existing = Existing { made_by_run: false };
+    const MINE: Existing = Existing { made_by_run: true };
+
+    #[test]
+    fn protected_names_missing_at_launch() {
+        let pol = pol();
+        assert_eq!(create(&pol, &p("/w/out.txt"), Kind::File), Verdict::Allow);
+        assert!(matches!(create(&pol, &p("/w/.bashrc"), Kind::File), Verdict::Refuse(_)));
+        assert_eq!(create(&pol, &p("/w/.git"), Kind::Dir), Verdict::Allow, "git init");
+        for k in [Kind::File, Kind::Symlink, Kind::Link, Kind::Special] {
+            assert!(matches!(create(&pol, &p("/w/.git"), k), Verdict::Refuse(_)), "{k:?} at .git");
+            assert!(matches!(create(&pol, &p("/w/.claude"), k), Verdict::Refuse(_)), "{k:?} at .claude");
+            assert!(matches!(create(&pol, &p("/w/.github"), k), Verdict::Refuse(_)), "{k:?} at .github");
+        }
+        assert_eq!(create(&pol, &p("/w/.claude"), Kind::Dir), Verdict::Allow);
+        assert!(matches!(create(&pol, &p("/w/.claude/commands"), Kind::Dir), Verdict::Refuse(_)));
+        assert_eq!(create(&pol, &p("/w/.git/hooks"), Kind::Dir), Verdict::Allow);
+        assert_eq!(create(&pol, &p("/w/.git/hooks/pre-commit.sample"), Kind::File), Verdict::Allow);
+        for bad in ["/w/.git/hooks/pre-commit", "/w/.git/hooks/.sample", "/w/.git/commondir", "/w/.git/config"] {
+            assert!(matches!(create(&pol, &p(bad), Kind::File), Verdict::Refuse(_)), "{bad}");
+        }
+        assert!(matches!(create(&pol, &p("/w/.git/hooks/x.sample"), Kind::Symlink), Verdict::Refuse(_)));
+        assert_eq!(create(&pol, &p("/w/.git/objects/ab"), Kind::Dir), Verdict::Allow);
+        assert!(matches!(create(&pol, &p("/etc/x"), Kind::File), Verdict::Refuse(_)));
+    }
+
+    #[test]
+    fn git_config_is_installed_by_rename_only() {
+        let pol = pol();
+        let (lock, cfg) = (p("/w/.git/config.lock"), p("/w/.git/config"));
+        assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, NEW), Verdict::InstallGitConfig);
+        assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, Some(MINE)), Verdict::InstallGitConfig);
+        assert_eq!(rename(&pol, &lock, MINE, Kind::File, &cfg, Some(OLD)), Verdict::InstallGitConfig, "checked, whole");
+        assert!(matches!(rename(&pol, &p("/w/d"), MINE, Kind::Dir, &cfg, NEW), Verdict::Refuse(_)));
+        let allowed = FsPolicy { allow_git_config: true, ..pol };
+        assert_eq!(rename(&allowed, &lock, MINE, Kind::File, &cfg, Some(OLD)), Verdict::Allow);
+    }
+
+    #[test]
+    fn removal_and_renames() {
+        let pol = pol();
+        assert_eq!(remove(&pol, &p("/w/src"), OLD), Verdict::Allow);
+        assert!(matches!(remove(&pol, &p("/w/.git"), OLD), Verdict::Refuse(_)));
+        assert_eq!(remove(&pol, &p("/w/.git"), MINE), Verdict::Allow, "a repository this run made");
+        assert!(matches!(remove(&pol, &p("/w/.git/config"), OLD), Verdict::Refuse(_)));
+        assert_eq!(remove(&pol, &p("/w/.git/index"), OLD), Verdict::Allow);
+        // a directory with contents may not land where protected paths lie below
+        assert!(matches!(rename(&pol, &p("/w/y"), MINE, Kind::Dir, &p("/w/.claude"), NEW), Verdict::Refuse(_)));
+        assert!(matches!(rename(&pol, &p("/w/y"), MINE, Kind::Dir, &p("/w/.git"), NEW), Verdict::Refuse(_)));
+        assert!(matches!(rename(&pol, &p("/w/y"), MINE, Kind::Dir, &p("/w/.git"), Some(MINE)), Verdict::Refuse(_)));
+        assert_eq!(rename(&pol, &p("/w/a"), OLD, Kind::File, &p("/w/b"), Some(OLD)), Verdict::Allow);
+        assert!(matches!(rename(&pol, &p("/w/a"), OLD, Kind::File, &p("/w/.bashrc"), Some(OLD)), Verdict::Refuse(_)));
+    }
+
+    #[test]
+    fn read_denied_paths_do_not_move_out_from_under_their_rule() {
+        let pol = pol();
+        assert!(matches!(rename(&pol, &p("/w/.env"), OLD, Kind::File, &p("/tmp/t/x"), NEW), Verdict::Refuse(_)));
+        assert!(matches!(link(&pol, &p("/w/.env"), &p("/w/x")), Verdict::Refuse(_)));
+        assert!(matches!(rename(&pol, &p("/w"), OLD, Kind::Dir, &p("/tmp/t/w"), NEW), Verdict::Refuse(_)));
+        assert!(matches!(rename(&pol, &p("/w/sub"), OLD, Kind::Dir, &p("/w/x"), NEW), Verdict::Allow));
+        assert!(matches!(rename(&pol, &p("/w/secrets"), OLD, Kind::Dir, &p("/w/x"), NEW), Verdict::Refuse(_)));
+        assert_eq!(link(&pol, &p("/w/a"), &p("/w/b")), Verdict::Allow);
+        assert!(matches!(link(&pol, &p("/etc/passwd"), &p("/w/b")), Verdict::Refuse(_)));
+    }
+}

@@ -1,0 +1,369 @@
+//! The filesystem policy as plain data and pure decisions, shared by the Landlock planner
+//! (which turns it into kernel rules) and the supervisor (which judges each mediated
+//! syscall by it). All paths are absolute and canonical.
+
+use std::path::{Path, PathBuf};
+
+use crate::git::guard::{self, Guard};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FsPolicy {
+    /// Never readable, unless an equally or more specific `allow_read` re-allows.
+    pub deny_read: Vec<PathBuf>,
+    pub allow_read: Vec<PathBuf>,
+    /// Writable trees.
+    pub write: Vec<PathBuf>,
+    /// Never writable, whatever `write` says (deny wins, also for missing paths).
+    pub deny_write: Vec<PathBuf>,
+    /// Git directories whose files that can run programs are guarded ([`crate::git::guard`]),
+    /// deepest first; they need not exist.
+    pub git_dirs: Vec<PathBuf>,
+    /// `allowGitConfig`: a git directory's existing `config` is writable.
+    pub allow_git_config: bool,
+    /// Trees whose directories stay listable although their files are not readable (`/dev`:
+    /// device names are no secret, and a listable `/` needs them listable).
+    pub listable: Vec<PathBuf>,
+    /// Further paths where the Landlock plan must split rights (git directories' guarded
+    /// names, existing or not), so that new entries there go to the supervisor.
+    pub extra_bounds: Vec<PathBuf>,
+    /// Trees the launch's search had no budget to look through ([`crate::fs::mandatory`]): no
+    /// Landlock rule grants writing there, and [`FsPolicy::guard`] recognises protected
+    /// names and git directories there as the supervisor meets them.
+    pub mediated: Vec<PathBuf>,
+    /// The tops of the trees, where the project names hold for names made later
+    /// ([`crate::fs::mandatory::Mandatory::tops`]).
+    pub tops: Vec<PathBuf>,
+    /// `$HOME` when it lies in a writable tree: its dot-entries are protected unless the
+    /// home allow-list names them ([`crate::fs::protected_names::home_rule`]).
+    pub home: Option<HomePolicy>,
+}
+
+/// The home rules of a run whose `$HOME` may be written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HomePolicy {
+    pub home: PathBuf,
+    /// `allowWrite` entries below `$HOME`, relative to it.
+    pub allow: Vec<String>,
+    /// `denyWrite` entries below `$HOME`, relative to it.
+    pub deny: Vec<String>,
+    /// XDG base directories set elsewhere than `$HOME` (`XDG_CONFIG_HOME=/w/cfg`), each with
+    /// the home-relative place it stands for (`.config`): what lies below one is judged as
+    /// if it were there, so a tool's config is protected wherever the variable moves it.
+    pub xdg: Vec<(PathBuf, &'static str)>,
+}
+
+impl HomePolicy {
+    /// Whether the home rules protect `p` (below `$HOME`).
+    pub fn protects(&self, p: &Path) -> bool {
+        use crate::fs::protected_names::{home_rule, HomeRule, HomeSettings};
+        let Some(rel) = self.relative(p) else { return false };
+        let rel = rel.as_path();
+        if rel.as_os_str().is_empty() || rel.starts_with(".git") {
+            return false; // git's rules decide in a home that is a repository
+        }
+        let allow: Vec<&str> = self.allow.iter().map(String::as_str).collect();
+        let deny: Vec<&str> = self.deny.iter().map(String::as_str).collect();
+        matches!(
+            home_rule(rel, HomeSettings { allow: &allow, deny: &deny }),
+            HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry
+        )
+    }
+}
+
+impl HomePolicy {
+    /// `p` relative to the home, or to the place an XDG base holding it stands for (the
+    /// deepest base holding `p` decides: one may lie inside the home, or inside another).
+    fn relative(&self, p: &Path) -> Option<PathBuf> {
+        let base = self.xdg.iter().filter(|(b, _)| under(p, b)).max_by_key(|(b, _)| b.as_os_str().len());
+        match base {
+            Some((base, stands_for)) => Some(Path::new(stands_for).join(p.strip_prefix(base).ok()?)),
+            None => p.strip_prefix(&self.home).ok().map(Path::to_path_buf),
+        }
+    }
+
+    /// A researched home entry lies strictly below `p` (`~/.local/state/nvim/trust` below
+    /// an allowed `~/.local/state/nvim`): a directory made at `p` must not be one whose
+    /// rules grant writing everything below it.
+    pub fn protects_below(&self, p: &Path) -> bool {
+        let Some(rel) = self.relative(p) else { return false };
+        crate::fs::protected_names::HOME.iter().any(|e| crate::fs::protected_names::lies_below(e.path, &rel))
+    }
+}
+
+/// Rights at one path: reading files, listing directories, writing. Listing is separate
+/// because it only concerns directories, so a denied *file* need not cost its ancestors
+/// their listings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rights {
+    pub read: bool,
+    pub list: bool,
+    pub write: bool,
+}
+
+impl Rights {
+    pub const NONE: Rights = Rights { read: false, list: false, write: false };
+    pub fn and(self, o: Rights) -> Rights {
+        Rights { read: self.read && o.read, list: self.list && o.list, write: self.write && o.write }
+    }
+    pub fn or(self, o: Rights) -> Rights {
+        Rights { read: self.read || o.read, list: self.list || o.list, write: self.write || o.write }
+    }
+    pub fn minus(self, o: Rights) -> Rights {
+        Rights { read: self.read && !o.read, list: self.list && !o.list, write: self.write && !o.write }
+    }
+    pub fn is_empty(self) -> bool {
+        !self.read && !self.list && !self.write
+    }
+}
+
+pub use crate::paths::under;
+
+impl FsPolicy {
+    /// Reads: the deepest matching denyRead/allowRead entry decides; allow wins a tie.
+    pub fn can_read(&self, p: &Path) -> bool {
+        // deeper entries are longer: comparing lengths compares depths among prefixes of `p`
+        let deepest = |list: &[PathBuf]| list.iter().filter(|e| under(p, e)).map(|e| e.as_os_str().len()).max();
+        match (deepest(&self.deny_read), deepest(&self.allow_read)) {
+            (Some(d), Some(a)) => a >= d,
+            (Some(_), None) => false,
+            _ => true,
+        }
+    }
+
+    /// Inside an `allowWrite` tree, whatever the guards say.
+    pub fn in_write_tree(&self, p: &Path) -> bool {
+        self.write.iter().any(|w| under(p, w))
+    }
+
+    /// What the deny lists and the git rules say about `p`.
+    pub fn guard(&self, p: &Path) -> Guard {
+        if self.deny_write.iter().any(|d| under(p, d)) {
+            return Guard::Deny;
+        }
+        if self.home.as_ref().is_some_and(|h| h.protects(p)) {
+            return Guard::Deny;
+        }
+        if let Some(t) =
+            self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
+        {
+            let first = p.strip_prefix(t).ok().and_then(|rel| rel.components().next()).map(|c| c.as_os_str());
+            let may = first.and_then(|f| f.to_str()).is_some_and(crate::fs::protected_names::starts_project_entry);
+            if may && p.strip_prefix(t).is_ok_and(|rel| crate::fs::protected_names::project_entry(rel).is_some()) {
+                return Guard::Deny;
+            }
+        }
+        if let Some(m) = self.mediated.iter().find(|m| under(p, m)) {
+            let g = mediated_guard(p, m);
+            if g != Guard::Open {
+                return g;
+            }
+        }
+        match self.git_dirs.iter().find(|g| under(p, g)) {
+            Some(g) => match p.strip_prefix(g).map(guard::classify) {
+                Ok(Guard::GitConfig) if self.allow_git_config => Guard::Open,
+                Ok(guard) => guard,
+                Err(_) => Guard::Deny,
+            },
+            None => Guard::Open,
+        }
+    }
+
+    /// How many `..` steps lead from the directory holding the git `config` at `p` to the
+    /// top of its repository's tree: from `W/.git/modules/a/config` three (to `W`), from
+    /// `W/.git/config` one; zero in a bare repository, which has no tree of its own.
+    pub fn worktree_ups(&self, p: &Path) -> usize {
+        let top = self.git_dirs.iter().filter(|g| under(p, g) && g.file_name() == Some(".git".as_ref())).min();
+        match top.and_then(|g| p.parent()?.strip_prefix(g).ok()) {
+            Some(rel) => rel.components().count() + 1,
+            None => 0,
+        }
+    }
+
+    pub fn can_write(&self, p: &Path) -> bool {
+        self.in_write_tree(p) && self.guard(p) == Guard::Open
+    }
+
+    /// `p` has a guarded path strictly below it (an existing one or not), so removing or
+    /// renaming `p`, or putting anything but a new empty directory there, would take the
+    /// protection away (`mv .git x; mkdir -p .git/hooks`, `ln -s elsewhere .claude`).
+    pub fn guards_below(&self, p: &Path) -> bool {
+        let project_below = |t: &PathBuf| {
+            p.strip_prefix(t).is_ok_and(|rel| {
+                !rel.as_os_str().is_empty()
+                    && crate::fs::protected_names::PROJECT
+                        .iter()
+                        .any(|e| crate::fs::protected_names::lies_below(e.path, rel))
+            })
+        };
+        self.deny_write.iter().any(|d| d != p && under(d, p))
+            || self.home.as_ref().is_some_and(|h| h.protects_below(p))
+            || self.tops.iter().any(project_below)
+            || self
+                .git_dirs
+                .iter()
+                .any(|g| under(g, p) || (under(p, g) && p.strip_prefix(g).is_ok_and(guard::guards_below)))
+    }
+
+    /// A `denyRead` path lies strictly below `p`: moving `p` would carry it out from under
+    /// its rule.
+    pub fn read_denied_below(&self, p: &Path) -> bool {
+        self.deny_read.iter().any(|d| d != p && under(d, p))
+    }
+
+    /// May the name `p` be unlinked, renamed away, or replaced?
+    pub fn can_replace(&self, p: &Path) -> bool {
+        self.can_write(p) && !self.guards_below(p)
+    }
+
+    pub fn rights(&self, p: &Path) -> Rights {
+        let read = self.can_read(p);
+        let list = read || self.listable.iter().any(|l| under(p, l));
+        Rights { read, list, write: self.can_write(p) }
+    }
+
+    /// What Landlock may grant at `p`: [`FsPolicy::rights`], without writing in the trees
+    /// the supervisor judges whole (`mediated`).
+    pub fn native_rights(&self, p: &Path) -> Rights {
+        let mut r = self.rights(p);
+        if r.write && self.mediated.iter().any(|m| under(p, m)) {
+            r.write = false;
+        }
+        r
+    }
+
+    /// Every path where the rights may change.
+    pub fn boundaries(&self) -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = [
+            &self.deny_read,
+            &self.allow_read,
+            &self.listable,
+            &self.write,
+            &self.deny_write,
+            &self.extra_bounds,
+            &self.mediated,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+}
+
+/// The guard at `p` inside a tree the launch's search did not list (`m`): the mandatory
+/// names at any depth, and the rules of the git directory `p` is in, found by looking at
+/// the disk on the way up to `m`.
+fn mediated_guard(p: &Path, m: &Path) -> Guard {
+    // a project name at any depth: the name and the one above it, for `.claude/x` names
+    let named = |q: &Path| {
+        let two: PathBuf = q.iter().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+        crate::fs::protected_names::project_entry(Path::new(q.file_name().unwrap_or_default())).is_some()
+            || crate::fs::protected_names::PROJECT
+                .iter()
+                .any(|e| e.path.contains('/') && crate::fs::protected_names::covers(e.path, &two))
+    };
+    if p.ancestors().take_while(|a| under(a, m)).any(named) {
+        return Guard::Deny;
+    }
+    let git = p.ancestors().skip(1).take_while(|a| under(a, m)).find(|a| crate::git::shape::is_git_dir(a));
+    match git {
+        Some(g) => p.strip_prefix(g).map_or(Guard::Deny, guard::classify),
+        // one `HEAD` (or a `commondir`) would make its directory a repository
+        None if matches!(p.file_name().and_then(|n| n.to_str()), Some("HEAD" | "commondir")) => Guard::Deny,
+        None => Guard::Open,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
+    fn policy() -> FsPolicy {
+        FsPolicy {
+            deny_read: vec![p("/home/u/.ssh"), p("/srv/data")],
+            allow_read: vec![p("/srv/data/public")],
+            write: vec![p("/w"), p("/tmp/x")],
+            deny_write: vec![p("/w/.bashrc")],
+            git_dirs: vec![p("/w/.git")],
+            ..FsPolicy::default()
+        }
+    }
+
+    #[test]
+    fn under_matches_path_starts_with() {
+        for (a, b) in
+            [("/a/b", "/a"), ("/a", "/a"), ("/ab", "/a"), ("/a", "/"), ("/", "/"), ("/a/b/c", "/a/b"), ("/a", "/a/b")]
+        {
+            assert_eq!(under(Path::new(a), Path::new(b)), Path::new(a).starts_with(b), "{a} under {b}");
+        }
+    }
+
+    #[test]
+    fn read_decisions() {
+        let pol = policy();
+        assert!(pol.can_read(&p("/etc/passwd")));
+        assert!(!pol.can_read(&p("/home/u/.ssh/id_rsa")));
+        assert!(!pol.can_read(&p("/home/u/.ssh")));
+        assert!(pol.can_read(&p("/home/u/.sshx")), "component-wise, not string prefix");
+        assert!(pol.can_read(&p("/srv/data/public/a")));
+        assert!(!pol.can_read(&p("/srv/data/private")));
+        let deeper = FsPolicy { deny_read: vec![p("/a"), p("/a/b/c")], allow_read: vec![p("/a/b")], ..policy() };
+        assert!(deeper.can_read(&p("/a/b/x")));
+        assert!(!deeper.can_read(&p("/a/b/c/x")), "a deeper deny inside an allow stays denied");
+    }
+
+    #[test]
+    fn write_decisions() {
+        let pol = policy();
+        assert!(pol.can_write(&p("/w/f.txt")));
+        assert!(pol.can_write(&p("/w/.git/index")));
+        assert!(!pol.can_write(&p("/w/.bashrc")));
+        assert!(!pol.can_write(&p("/w/.git/hooks/pre-commit")));
+        assert!(!pol.can_write(&p("/tmp/y")));
+        assert!(!pol.can_write(&p("/etc/passwd")));
+        assert!(pol.can_write(&p("/w/.bashrc.bak")));
+    }
+
+    #[test]
+    fn protected_parents_cannot_be_replaced() {
+        let pol = policy();
+        assert!(!pol.can_replace(&p("/w/.git")));
+        assert!(!pol.can_replace(&p("/w")));
+        assert!(!pol.can_replace(&p("/w/.bashrc")));
+        assert!(pol.can_replace(&p("/w/src")));
+        assert!(pol.guards_below(&p("/w/.git")));
+        assert!(pol.guards_below(&p("/w/.git/hooks")), "hooks may be created, not replaced");
+        assert!(!pol.guards_below(&p("/w/.git/objects")));
+    }
+
+    #[test]
+    fn git_rules_apply_whether_or_not_the_repository_exists() {
+        let pol = policy();
+        assert_eq!(pol.guard(&p("/w/.git/config")), Guard::GitConfig);
+        assert_eq!(pol.guard(&p("/w/.git/hooks/pre-commit")), Guard::HooksContent);
+        assert_eq!(pol.guard(&p("/w/.git/commondir")), Guard::Deny);
+        assert_eq!(pol.guard(&p("/w/.git/modules/s/config")), Guard::GitConfig);
+        assert_eq!(pol.guard(&p("/w/.bashrc")), Guard::Deny);
+        assert_eq!(pol.guard(&p("/w/src/config")), Guard::Open);
+        assert!(!pol.can_write(&p("/w/.git/config")));
+        assert!(pol.can_write(&p("/w/.git/index")));
+        let allowed = FsPolicy { allow_git_config: true, ..policy() };
+        assert_eq!(allowed.guard(&p("/w/.git/config")), Guard::Open);
+        assert_eq!(allowed.guard(&p("/w/.git/hooks")), Guard::HooksDir, "hooks stay guarded");
+    }
+
+    #[test]
+    fn worktree_steps_lead_to_the_top_of_the_tree() {
+        let pol = FsPolicy { git_dirs: vec![p("/w/.git/modules/a"), p("/w/.git"), p("/b")], ..policy() };
+        assert_eq!(pol.worktree_ups(&p("/w/.git/config")), 1);
+        assert_eq!(pol.worktree_ups(&p("/w/.git/modules/a/config")), 3);
+        assert_eq!(pol.worktree_ups(&p("/w/.git/modules/x/y/config")), 4);
+        assert_eq!(pol.worktree_ups(&p("/b/config")), 0, "a bare repository has no work tree");
+    }
+}

@@ -1,0 +1,271 @@
+//! The run's private TMPDIR: made before the command starts, removed once every process
+//! of the command is gone.
+//!
+//! The removal walks what the command made, so it is built not to depend on its shape:
+//! no recursion (a tree 20,000 levels deep would overflow the stack), one directory
+//! descriptor open at a time (going back up through `..`, which nothing can move any
+//! more: the command's processes are gone and the directory is mode 0700), symlinks never
+//! followed, and a directory the command locked (`chmod 000`) opened up by srt, its
+//! owner, just before entering it. What cannot be removed is left, reported, and checked
+//! after the run like any writable tree.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::LaunchError;
+
+pub struct TmpDir(pub PathBuf);
+
+impl TmpDir {
+    pub fn create() -> Result<TmpDir, LaunchError> {
+        let base =
+            std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/tmp".into());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
+        let mut b = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
+        let path = path.canonicalize().unwrap_or(path);
+        Ok(TmpDir(path))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Removes the directory and everything in it; `Err` when something is left.
+    pub fn remove(&self) -> std::io::Result<()> {
+        remove_tree(&self.0)
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove() {
+            crate::warn!("could not remove {}: {e}", self.0.display());
+        }
+    }
+}
+
+fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: live descriptor and NUL-terminated name; the descriptor is owned below.
+    let fd = unsafe { libc::openat(at.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens directory `name` in `at` and gives its owner (srt) full rights on it, so that its
+/// entries can be removed (`chmod 555` kept them); when its mode keeps the owner from even
+/// opening it, the rights come first (by name: `O_NOFOLLOW` refused a symlink already, and
+/// nothing of the command's runs any more to swap one in).
+fn enter(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
+    let fd = match open_dir(at, name) {
+        Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+            // SAFETY: live descriptor, NUL-terminated name.
+            if unsafe { libc::fchmodat(at.as_raw_fd(), name.as_ptr(), 0o700, 0) } < 0 {
+                return Err(e);
+            }
+            open_dir(at, name)?
+        }
+        other => other?,
+    };
+    open_up(fd.as_fd());
+    Ok(fd)
+}
+
+/// Adds the owner's read, write and search rights to the directory `fd` when it lacks any.
+fn open_up(fd: BorrowedFd<'_>) {
+    // SAFETY: an all-zero stat is a valid out-buffer; fstat and fchmod on our descriptor.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.as_raw_fd(), &mut st) == 0 && st.st_mode & 0o700 != 0o700 {
+            libc::fchmod(fd.as_raw_fd(), (st.st_mode & 0o7777) | 0o700);
+        }
+    }
+}
+
+/// The next entry of `dir` that is a directory, after removing every other entry read on
+/// the way. Reads from the start: entries removed before are gone from the listing.
+fn next_subdir(dir: BorrowedFd<'_>) -> std::io::Result<Option<CString>> {
+    let mut buf = vec![0u8; 32 * 1024];
+    // SAFETY: seeking our own directory descriptor back to its start.
+    unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_SET) };
+    loop {
+        // SAFETY: getdents64 into a live buffer of the given length.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let mut off = 0usize;
+        while off < n as usize {
+            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            let kind = buf[off + 18];
+            let name = &buf[off + 19..off + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            off += reclen;
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let Ok(c) = CString::new(name) else { continue };
+            let is_dir = match kind {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => is_dir_at(dir, &c),
+                _ => false,
+            };
+            if is_dir {
+                return Ok(Some(c));
+            }
+            // SAFETY: live descriptor and NUL-terminated name.
+            if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::ENOENT) {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+fn is_dir_at(dir: BorrowedFd<'_>, name: &CStr) -> bool {
+    // SAFETY: an all-zero stat is a valid out-buffer; fstatat does not follow the name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
+    let r = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// Removes `root` and everything below it (see the module comment). Memory grows with the
+/// depth (one name per level), descriptors do not.
+pub fn remove_tree(root: &Path) -> std::io::Result<()> {
+    let parent = root.parent().unwrap_or(Path::new("/"));
+    let root_name =
+        CString::new(root.file_name().map(|n| n.as_bytes()).unwrap_or(b".")).map_err(std::io::Error::other)?;
+    let top = match open_dir_path(parent) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut cur = match enter(top.as_fd(), &root_name) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    // the names from `root` down to `cur`
+    let mut path: Vec<CString> = Vec::new();
+    loop {
+        match next_subdir(cur.as_fd()).map_err(|e| with_path(e, root, &path))? {
+            Some(sub) => {
+                let next = enter(cur.as_fd(), &sub).map_err(|e| with_path(e, root, &path))?;
+                path.push(sub);
+                cur = next;
+            }
+            None => {
+                // `cur` is empty: go up and remove it
+                let Some(name) = path.pop() else { break };
+                let up = open_dir(cur.as_fd(), c"..").map_err(|e| with_path(e, root, &path))?;
+                cur = up;
+                // SAFETY: live descriptor and NUL-terminated name.
+                if unsafe { libc::unlinkat(cur.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
+                    return Err(with_path(std::io::Error::last_os_error(), root, &path));
+                }
+            }
+        }
+    }
+    drop(cur);
+    // SAFETY: live descriptor and NUL-terminated name.
+    if unsafe { libc::unlinkat(top.as_raw_fd(), root_name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn open_dir_path(p: &Path) -> std::io::Result<OwnedFd> {
+    let c = CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The error, naming where below `root` it happened (at most the first few levels).
+fn with_path(e: std::io::Error, root: &Path, below: &[CString]) -> std::io::Error {
+    let mut p = root.to_path_buf();
+    for n in below.iter().take(8) {
+        p.push(std::ffi::OsStr::from_bytes(n.as_bytes()));
+    }
+    let more = if below.len() > 8 { format!("/... ({} levels)", below.len()) } else { String::new() };
+    std::io::Error::new(e.kind(), format!("{}{more}: {e}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        // tmpfs where there is one: 20,000 directories on a disk mounted with `discard`
+        // cost a synchronous discard each when removed
+        let base = Some(PathBuf::from("/dev/shm")).filter(|p| p.is_dir()).unwrap_or_else(std::env::temp_dir);
+        let p = base.join(format!("srt-tmpdir-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    #[test]
+    fn removes_a_tree_deeper_than_any_stack_with_locked_directories() {
+        let root = scratch("deep");
+        let t = root.join("t");
+        std::fs::create_dir(&t).unwrap();
+        // 20,000 levels, made relative to the last level as a command would
+        let mut fd = open_dir_path(&t).unwrap();
+        for i in 0..20_000 {
+            // SAFETY: live descriptor, NUL-terminated name.
+            assert_eq!(unsafe { libc::mkdirat(fd.as_raw_fd(), c"d".as_ptr(), 0o755) }, 0, "level {i}");
+            if i % 1000 == 0 {
+                std::fs::write(format!("/proc/self/fd/{}/f", fd.as_raw_fd()), "x").unwrap();
+            }
+            fd = open_dir(fd.as_fd(), c"d").unwrap();
+        }
+        drop(fd);
+        // locked directories (no rights at all; read-only) and a symlink out that must not
+        // be followed
+        std::fs::create_dir_all(t.join("locked/inner")).unwrap();
+        std::fs::write(t.join("locked/inner/f"), "x").unwrap();
+        std::fs::set_permissions(t.join("locked/inner"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(t.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::create_dir_all(t.join("kept/r")).unwrap();
+        std::fs::write(t.join("kept/r/f"), "x").unwrap();
+        std::fs::set_permissions(t.join("kept/r"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        let outside = root.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, t.join("link")).unwrap();
+        // a small stack: any recursion over the depth would overflow it; no capabilities
+        // (they are per thread): as root the locked modes would not hold it up otherwise
+        let t2 = t.clone();
+        let remove = move || {
+            crate::process::child::drop_own_capabilities().unwrap();
+            remove_tree(&t2)
+        };
+        std::thread::Builder::new().stack_size(128 * 1024).spawn(remove).unwrap().join().unwrap().unwrap();
+        assert!(t.symlink_metadata().is_err(), "the tree is gone");
+        assert!(outside.join("keep").exists(), "the symlink was not followed");
+        remove_tree(&root).unwrap();
+        assert!(remove_tree(&root).is_ok(), "a missing tree is removed already");
+    }
+}

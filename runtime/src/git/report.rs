@@ -1,0 +1,62 @@
+//! What the audit found and did, and how srt tells the user; and the run's start on the
+//! clock the kernel stamps changes with.
+
+use std::path::PathBuf;
+
+/// A moment on the clock the kernel uses for ctime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stamp {
+    pub(crate) sec: i64,
+    pub(crate) nsec: i64,
+}
+
+impl Stamp {
+    /// Now, on the clock the kernel stamps ctime from (the coarse one; with multigrain
+    /// timestamps a change may get a finer stamp, never an earlier one), so everything
+    /// changed from now on has a ctime at or after it. A change in the same clock tick
+    /// just before launch counts as during the run: checked, never missed.
+    pub fn run_start() -> Stamp {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes into a local timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+        Stamp { sec: ts.tv_sec, nsec: ts.tv_nsec }
+    }
+
+    pub(crate) fn ctime(st: &libc::stat) -> Stamp {
+        Stamp { sec: st.st_ctime, nsec: st.st_ctime_nsec }
+    }
+}
+
+/// A file the audit moved aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantined {
+    pub path: PathBuf,
+    pub moved_to: PathBuf,
+    pub why: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub quarantined: Vec<Quarantined>,
+    /// What could not be checked (unreadable directories, the entry bound).
+    pub unchecked: Vec<String>,
+    pub entries: usize,
+}
+
+/// Tells the user what the audit did, one line per file. What could not be checked is an
+/// error: a later host `git` there may run what the command planted.
+pub fn tell(report: &Report) {
+    for q in &report.quarantined {
+        crate::warn!(
+            "moved {} aside to {}: a later git there would have run what the command planted ({})",
+            q.path.display(),
+            q.moved_to.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            q.why
+        );
+    }
+    for u in &report.unchecked {
+        eprintln!(
+            "srt: error: could not check for planted git configuration: {u}; do not run git there before looking"
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Landlock-mode networking: the command's only way out is the embedded proxy. srt binds
+//! the proxy on a fresh loopback port with a fresh token before starting the command,
+//! the seccomp filter allows only TCP stream sockets and sends every `connect()` to the
+//! supervisor, and the supervisor connects the command's own socket (taken with
+//! `pidfd_getfd`) to the proxy's address, never to an address read from the command's
+//! memory. Every other destination is refused.
+//!
+//! [`proxy`] starts the embedded proxy and names it to the command; [`route`] decides where
+//! each `connect()` may go; [`socket`] connects the command's own socket there;
+//! [`local_addr`] gives the run a loopback address of its own for the command's local
+//! servers; [`sock_diag`] asks the kernel about sockets.
+
+pub mod local_addr;
+pub mod proxy;
+pub mod route;
+pub mod sock_diag;
+pub mod socket;
+
+pub use proxy::{hints, transparent_wanted, Net, NO_GETFD_HINT, RESOLV_CONF};
+pub use route::{inet_addr, judge, Route, UnixRule, Verdict};
+pub use socket::{connect_to, connect_to_proxy, connect_transparent, sockaddr, socket_option, take_socket};
+
+/// The proxy's ports inside namespace mode's network namespace.
+pub mod inside {
+    pub const HTTP_PORT: u16 = 3128;
+    pub const SOCKS_PORT: u16 = 1080;
+    /// Transparent mode's DNS, UDP and TCP, on 127.0.0.1 inside.
+    pub const DNS_PORT: u16 = 53;
+}
