@@ -8,8 +8,6 @@
 mod common;
 
 use std::io::{Read, Write};
-
-use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -105,16 +103,7 @@ fn fronting_over_socks5_and_plain_http_in_a_tunnel_is_refused() {
     let o = Origin::start();
     let p = Proxy::start(&settings(&["allowed.test"], &[]), &["--resolve", "allowed.test:*:127.0.0.1"]);
     for (host, allowed) in [("evil.test", false), ("allowed.test", true)] {
-        let mut s = TcpStream::connect(p.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(format!("CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n", o.port, basic()).as_bytes()).unwrap();
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).unwrap();
-            head.push(byte[0]);
-        }
-        assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+        let mut s = connect_tunnel(&p, &format!("allowed.test:{}", o.port), Duration::from_secs(5));
         s.write_all(format!("GET /small HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes()).unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);

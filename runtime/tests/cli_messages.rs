@@ -5,12 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 mod common;
-use common::{dir, out, srt, BASE};
+use common::{dir, out, srt};
 
 #[test]
 fn a_misspelt_option_is_named_not_run() {

@@ -7,12 +7,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::probes::{clear_probes, probes_quiet};
-pub use super::probes::{register, Probe, TcpProbe};
+use super::probes::{clear_probes, probes_quiet, register, TcpProbe};
 use super::timed::wait_with_timeout;
 pub use super::timed::Output;
 
