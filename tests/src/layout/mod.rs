@@ -1,6 +1,12 @@
 //! The workspace's source layout, read from the files: each crate's import graph between
 //! files (no circles; modules only import modules below them in the run's flow), and the
 //! size of each source file. `tests/tests/layout.rs` holds the rules; this is the reading.
+//!
+//! What it reads as an import: `use` trees, and paths in code starting with `crate`,
+//! `$crate`, `self`, `super` or a child module's name, resolved through `pub use`
+//! re-exports (named and glob) to the file that defines the item. What it does not see:
+//! method calls (they name no module), macros used by bare name, and paths inside string
+//! attributes (`#[serde(with = "...")]`); `#[cfg(test)]` modules are not followed.
 
 pub mod graph;
 pub mod lex;
