@@ -56,7 +56,7 @@ pub async fn dial(shared: &Shared, t: &Target) -> Result<Dialed, (DialError, Vec
     let (addrs, trusted) =
         shared.resolver.resolve(&t.host, t.port).await.map_err(|e| (DialError::Resolve(e), vec![]))?;
     let policy = shared.policy.load();
-    let vetted = policy.vet(t, &addrs, trusted, &shared.own).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
+    let vetted = policy.vet(t, &addrs, trusted, shared.own()).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
     let mut last = DialError::Timeout;
     for ip in vetted {
         let sa = SocketAddr::new(ip, t.port);

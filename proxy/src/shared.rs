@@ -64,7 +64,9 @@ pub struct Shared {
     pub limits: Limits,
     pub log: Log,
     pub metrics: Arc<Metrics>,
-    pub own: Vec<IpAddr>,
+    /// This host's interface addresses, listed at the first dial that needs them: a
+    /// netlink dump costs every launch of srt ~0.1 ms, and most commands never dial.
+    own: std::sync::OnceLock<Vec<IpAddr>>,
     pub tunnels: Arc<Semaphore>,
     pub clients: Arc<crate::clients::Clients>,
     pub dialer: Dialer,
@@ -116,13 +118,18 @@ impl Shared {
             limits,
             log,
             metrics: Arc::new(Metrics::default()),
-            own: crate::addr::own_addresses(),
+            own: std::sync::OnceLock::new(),
             next: AtomicU64::new(1),
             refused: std::sync::Mutex::new(Vec::new()),
             transparent_key: None,
             names: crate::synthetic::Names::default(),
             quiet_suffixes: Vec::new(),
         }
+    }
+
+    /// This host's interface addresses (listed once, on first use).
+    pub fn own(&self) -> &[IpAddr] {
+        self.own.get_or_init(crate::addr::own_addresses)
     }
 
     /// A refused DNS name that is only a search-list attempt.
