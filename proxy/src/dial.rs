@@ -8,7 +8,7 @@ use tokio::net::TcpStream;
 
 use crate::addr::AddrClass;
 use crate::resolve::ResolveError;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::target::Target;
 
 #[derive(Debug)]
@@ -46,17 +46,6 @@ impl DialError {
     }
 }
 
-/// How upstream connections are made (replaceable to record or refuse them in tests).
-pub type Dialer = std::sync::Arc<
-    dyn Fn(SocketAddr) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<TcpStream>> + Send>>
-        + Send
-        + Sync,
->;
-
-pub fn system_dialer() -> Dialer {
-    std::sync::Arc::new(|sa| Box::pin(TcpStream::connect(sa)))
-}
-
 pub struct Dialed {
     pub stream: TcpStream,
     pub resolved: Vec<IpAddr>,
@@ -67,7 +56,7 @@ pub async fn dial(shared: &Shared, t: &Target) -> Result<Dialed, (DialError, Vec
     let (addrs, trusted) =
         shared.resolver.resolve(&t.host, t.port).await.map_err(|e| (DialError::Resolve(e), vec![]))?;
     let policy = shared.policy.load();
-    let vetted = policy.vet(t, &addrs, trusted, &shared.own).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
+    let vetted = policy.vet(t, &addrs, trusted, shared.own()).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
     let mut last = DialError::Timeout;
     for ip in vetted {
         let sa = SocketAddr::new(ip, t.port);

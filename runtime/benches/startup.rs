@@ -12,6 +12,8 @@
 //! a 1,000,000-entry tree of 10,000 directories (on tmpfs). Per-command cost must not grow
 //! with the trees.
 //!
+//! With SRT_BENCH_BASELINE, the trees get that binary's two modes in the same rounds too.
+//!
 //! cargo bench -p srt-runtime --bench startup [-- ROUNDS] [--trees]
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
@@ -175,8 +177,13 @@ fn trees(rounds: usize) {
     std::fs::write(&plain, settings_json(&[])).unwrap();
     let with_busy = base.join("busy.json");
     std::fs::write(&with_busy, settings_json(&[busy.to_str().unwrap()])).unwrap();
+    let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
     println!("srt -c true against bash -c true in the same directory, {rounds} interleaved rounds, medians");
-    println!("{:<46} {:>10} {:>16} {:>16}", "where", "bash ms", "landlock +ms", "namespace +ms");
+    print!("{:<46} {:>10} {:>16} {:>16}", "where", "bash ms", "landlock +ms", "namespace +ms");
+    if baseline.is_some() {
+        print!(" {:>16} {:>16}", "base landl. +ms", "base names. +ms");
+    }
+    println!();
     for (label, dir, settings) in [
         ("empty directory", &empty, &plain),
         ("100k-file repository (node_modules)", &repo, &plain),
@@ -184,15 +191,24 @@ fn trees(rounds: usize) {
         ("1M entries in 10k directories (tmpfs)", &million, &plain),
     ] {
         let s = settings.to_str().unwrap();
-        let cases: Vec<(&str, Vec<&str>)> = vec![
+        let mut cases: Vec<(&str, Vec<&str>)> = vec![
             ("bash", vec!["/bin/bash", "-c", "true"]),
             ("landlock", vec![srt, "--network-mode=landlock", "-s", s, "-c", "true"]),
             ("namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
         ];
+        if let Some(b) = baseline.as_deref() {
+            cases.push(("baseline landlock", vec![b, "--network-mode=landlock", "-s", s, "-c", "true"]));
+            cases.push(("baseline namespace", vec![b, "--network-mode=namespace", "-s", s, "-c", "true"]));
+        }
         let mut v = sample(&cases, dir, rounds);
         let bash = median(&mut v[0].secs);
         let (l, n) = (median(&mut v[1].secs), median(&mut v[2].secs));
-        println!("{label:<46} {:>10.2} {:>16.2} {:>16.2}", bash * 1e3, (l - bash) * 1e3, (n - bash) * 1e3);
+        print!("{label:<46} {:>10.2} {:>16.2} {:>16.2}", bash * 1e3, (l - bash) * 1e3, (n - bash) * 1e3);
+        if baseline.is_some() {
+            let (bl, bn) = (median(&mut v[3].secs), median(&mut v[4].secs));
+            print!(" {:>16.2} {:>16.2}", (bl - bash) * 1e3, (bn - bash) * 1e3);
+        }
+        println!();
     }
     let _ = std::fs::remove_dir_all(&base);
     let _ = std::fs::remove_dir_all(&shm);

@@ -15,15 +15,13 @@
 pub mod command;
 pub mod env_policy;
 mod finish;
+mod options;
 mod parent;
 pub mod prepare;
-mod probe;
+pub mod probe;
 
-use std::ffi::OsString;
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
-
-use settings_schema::Settings;
 
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
@@ -34,42 +32,13 @@ use crate::seccomp;
 use crate::supervisor::Supervisor;
 use crate::{fs::landlock, process::reaper, seccomp::sysno};
 pub use command::{quote_words, shell_argv};
+pub use options::{NetworkMode, Options};
 pub use prepare::{check_kernel, prepare, unix_socket_paths, Prepared, MIN_ABI_FS};
 use prepare::{make_pool, open_journal, resolv_conf, PoolGuard};
-pub use probe::probe_mode;
-
-pub struct Options {
-    pub settings: Settings,
-    pub argv: Vec<OsString>,
-    pub allow_weaker: bool,
-    pub debug: bool,
-    pub mode: NetworkMode,
-    /// `--resolve` overrides for the proxy.
-    pub resolve: Vec<String>,
-    /// Settings files that decide later runs; never writable by the command.
-    pub settings_files: Vec<PathBuf>,
-    /// `--control-fd`: live network policy updates, one settings JSON per line.
-    pub control_fd: Option<RawFd>,
-    /// Name the hosts the proxy refused, on stderr at exit.
-    pub network_hints: bool,
-}
-
-/// How the command's network is confined (see README, "Network modes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NetworkMode {
-    /// Namespace mode where the kernel allows it, landlock mode otherwise.
-    Auto,
-    /// Landlock + a seccomp supervisor that connects sockets only to the proxy; needs no
-    /// namespaces (unprivileged pods).
-    Landlock,
-    /// New user, network, mount, PID and IPC namespaces with only `lo`; the proxy serves
-    /// ports created inside. Needs unprivileged user namespaces.
-    Namespace,
-}
 
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {
-    crate::launch::parent::finish_stale_runs();
+    // (earlier runs that died before their check are finished by each attempt, `run_in`)
     match opts.mode {
         NetworkMode::Auto => match run_in(&opts, NetworkMode::Namespace) {
             // nothing of the command ran yet: the namespaces were refused before it started
@@ -94,19 +63,57 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
             return Err(LaunchError::Proxy(format!("--control-fd {fd} is not an open descriptor ({e})")));
         }
     }
-    let tmp = TmpDir::create()?;
     let namespaced = mode == NetworkMode::Namespace;
     let fs_enabled = !opts.settings.filesystem.disabled.unwrap_or(false);
-    let state_dir = if fs_enabled {
-        Some(
-            crate::check::journal::state_dir()
-                .map_err(|source| LaunchError::Journal { path: PathBuf::new(), source })?,
-        )
-    } else {
-        None
+    let settings = &opts.settings;
+    // The run's directories (its TMPDIR, the state directory, the pool) cost an inode
+    // allocation each, 0.1 ms and more apiece on a disk filesystem (ext4 skips recently
+    // freed inodes): they are made on another thread, on the second core, while this one
+    // does what needs none of them (earlier runs' journals, the shell, the proxy's
+    // listener). Both are done before anything is planned, so the plan sees the same
+    // disk as before; nothing of the command starts before that.
+    let make_dirs = move || -> Result<_, LaunchError> {
+        let tmp = TmpDir::create()?;
+        let state_dir = if fs_enabled {
+            Some(
+                crate::check::journal::state_dir()
+                    .map_err(|source| LaunchError::Journal { path: PathBuf::new(), source })?,
+            )
+        } else {
+            None
+        };
+        let pool = make_pool(settings, state_dir.as_deref()).map(std::sync::Arc::new);
+        Ok((tmp, state_dir, pool))
     };
-    let pool = make_pool(&opts.settings, state_dir.as_deref()).map(std::sync::Arc::new);
+    let meanwhile = || -> Result<_, LaunchError> {
+        crate::launch::parent::finish_stale_runs();
+        let shell = shell_argv(&opts.argv)?;
+        // a loopback listener of our own only where the command will connect to it
+        let own_port = !namespaced
+            && opts.settings.network.http_proxy_port.is_none()
+            && opts.settings.network.socks_proxy_port.is_none();
+        let net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
+        Ok((shell, net))
+    };
+    let (dirs, here) = std::thread::scope(|s| {
+        match std::thread::Builder::new().name("srt-dirs".into()).spawn_scoped(s, make_dirs) {
+            Ok(t) => {
+                let here = meanwhile();
+                // panic=abort: a panic in the thread never returns here
+                let dirs =
+                    t.join().unwrap_or_else(|_| Err(LaunchError::Io(std::io::Error::other("set-up thread failed"))));
+                (dirs, here)
+            }
+            // no thread to be had: one after the other, as before
+            Err(_) => {
+                let dirs = make_dirs();
+                (dirs, meanwhile())
+            }
+        }
+    });
+    let (tmp, state_dir, pool) = dirs?;
     let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()), state_dir.clone());
+    let ((program, argv), mut net) = here?;
     let mut attempt = 0;
     let (prepared, ruleset) = loop {
         attempt += 1;
@@ -133,12 +140,6 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     let arch = sysno::native();
     let table = seccomp::rules(&arch, prepared.filter);
     let filter = seccomp::assemble(&arch, &table).map_err(|e| LaunchError::Seccomp(e.to_string()))?;
-    let (program, argv) = shell_argv(&opts.argv)?;
-    // a loopback listener of our own only where the command will connect to it
-    let own_port = !namespaced
-        && opts.settings.network.http_proxy_port.is_none()
-        && opts.settings.network.socks_proxy_port.is_none();
-    let mut net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
     net.namespaced = namespaced;
     if namespaced {
         net.port = crate::net::inside::HTTP_PORT;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use settings_schema::Settings;
 
-use super::NetworkMode;
+use super::options::NetworkMode;
 use crate::error::LaunchError;
 use crate::fs::landlock;
 use crate::fs::landlock_plan::Plan;
@@ -60,7 +60,11 @@ pub fn prepare(
         own_ttys: (mode == NetworkMode::Landlock).then_some(&ttys[..]),
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
-    let policy = if fs_enabled { prepare::fs_policy(settings, &cx)? } else { FsPolicy::default() };
+    let policy = if fs_enabled {
+        prepare::with_resolution_cache(|| prepare::fs_policy(settings, &cx))?
+    } else {
+        FsPolicy::default()
+    };
     let mut plan = if fs_enabled { crate::fs::landlock_plan::plan(&policy) } else { Plan::default() };
     if fs_enabled {
         crate::fs::landlock_plan::files_made_natively_in(&mut plan, &policy, tmpdir);
