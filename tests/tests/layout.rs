@@ -45,7 +45,6 @@ const RUNTIME_KNOWN_LONG: &[&str] = &[
     "runtime/src/check/journal.rs",
     "runtime/src/fs/prepare.rs",
     "runtime/src/git/audit.rs",
-    "runtime/src/seccomp/mod.rs",
     "runtime/src/supervisor/names.rs",
 ];
 
