@@ -61,7 +61,7 @@ pub fn prepare(
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
     let policy = if fs_enabled {
-        prepare::with_resolution_cache(|| prepare::fs_policy(settings, &cx))?
+        crate::fs::resolve::with_resolution_cache(|| prepare::fs_policy(settings, &cx))?
     } else {
         FsPolicy::default()
     };
