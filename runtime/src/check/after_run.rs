@@ -69,7 +69,7 @@ pub fn check(h: &Header, entries: &[Entry]) -> Report {
     // what the command wrote into directories of the pool it was not given is checked like a
     // moved directory, and stays
     for p in &h.pools {
-        for kept in crate::fs::pool::remove(p) {
+        for kept in crate::fs::pool::finish(p) {
             c.walk(&kept);
             c.a.unchecked(format!(
                 "{}: srt's own directory, written into by the command; left in place",

@@ -18,4 +18,19 @@ escapes! {
         .fails()
         .then("true")
         .holds("o/victim/keep", "user's\n");
+
+    // srt's directory shelf (`~/.local/state/srt/pool`, kept between runs; for uid 65534,
+    // whose home is not writable, the pool made in the working directory): the command's
+    // Landlock rules reach every directory of its run's pool, also those it was not given.
+    // What it writes there must never reach a later run's tree as a "new, empty" directory.
+    pool_directory_written_into_is_not_handed_out_again => Scenario::new(
+        r#"n=0; for d in "$HOME"/.local/state/srt/pool/r-*/* "$W"/.srt-*/*; do [ -d "$d" ] && printf 'ref: refs/heads/main\n' > "$d/HEAD" && n=$((n+1)); done; echo "planted in $n"; exit 1"#,
+    )
+    .fails()
+    .then("mkdir a b c d e f g h && cat */HEAD; true")
+    .lacks("refs/heads/main")
+    .check(|e, _| match ["a", "b", "c", "d", "e", "f", "g", "h"].iter().find(|d| e.w(&format!("{d}/HEAD")).exists()) {
+        Some(d) => Err(format!("{d}/HEAD: a later run was given a directory the command wrote into")),
+        None => Ok(()),
+    });
 }
