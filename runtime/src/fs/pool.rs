@@ -295,7 +295,14 @@ impl Pool {
         if unsafe { libc::fstat(to_dir.as_raw_fd(), &mut st) } < 0 || st.st_dev != self.dev {
             return Ok(false);
         }
-        let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+        let name = loop {
+            let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+            if self.empty(&name) {
+                break name;
+            }
+            // not handed out, ever: it stays where it is, and the check reports it
+            tracing::debug!(pool = %self.parent.display(), name = ?name, "a pool directory that is not empty is not handed out");
+        };
         // SAFETY: live descriptors, NUL-terminated names.
         let r = unsafe {
             libc::renameat2(
@@ -318,6 +325,19 @@ impl Pool {
             // another mount of the same filesystem, or anything else: the ordinary way
             _ => Ok(false),
         }
+    }
+
+    /// Whether the pool's directory `name` is still what it was made as: an empty directory
+    /// of srt's uid that only it may write. A shelf is kept between runs, so what is on it
+    /// is judged when it is handed out, not when it was put there: a shelf planted by a
+    /// command that could write a state directory of another run (`XDG_STATE_HOME` or
+    /// `HOME` set differently then), or a directory this run's command wrote into through
+    /// its path in the state directory, is never a "new, empty" directory in its tree.
+    fn empty(&self, name: &std::ffi::CStr) -> bool {
+        let Some(id) = self.made.iter().find(|(n, _)| n.as_c_str() == name).map(|(_, id)| *id) else { return false };
+        let Ok(d) = open_dir_at(Some(self.dir.as_fd()), name) else { return false };
+        sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st) && (st.st_dev, st.st_ino) == id)
+            && names(d.as_fd()).is_ok_and(|n| n.is_empty())
     }
 
     /// Whether a directory is left to hand out.
@@ -462,6 +482,31 @@ mod tests {
         let third = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
         assert!(third.rules().iter().all(|r| !r.path.join("HEAD").exists()));
         assert_ne!(third.parent, again.parent);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_directory_with_something_in_it_is_never_handed_out() {
+        let root = std::env::temp_dir().join(format!("srt-shelf-planted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("w")).unwrap();
+        // a shelf planted by someone who could write this state directory
+        let shelf = root.join("state/pool/s-000000000000");
+        std::fs::create_dir_all(shelf.join("d0")).unwrap();
+        for d in [root.join("state"), root.join("state/pool"), shelf.clone(), shelf.join("d0")] {
+            std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        }
+        std::fs::write(shelf.join("d0/planted"), "x").unwrap();
+        let w = nix::fcntl::open(
+            &root.join("w"),
+            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+            nix::sys::stat::Mode::empty(),
+        )
+        .unwrap();
+        let pool = Pool::claim(&root.join("state"), &root.join("w"), 1).unwrap().unwrap();
+        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(false), "the planted one is not handed out");
+        assert!(!root.join("w/a").exists());
+        assert_eq!(finish(&pool.parent), vec![pool.parent.join("d0")], "and it is reported");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -10,6 +10,16 @@ use crate::escapes;
 /// srt's state-directory candidates) naming `$O/victim` as the dead run's TMPDIR.
 const PLANT: &str = r#"umask 077; d="$O/srt-state-$(id -u)/runs"; mkdir -p "$d" && printf 'R%s\0S0.0\0G0\0M%s/victim\0' "$O" "$O" > "$d/run-1-0000000000000001.journal""#;
 
+/// Run 1 (a state directory elsewhere: `XDG_STATE_HOME` set, so `~/.local/state/srt` is
+/// not one of its own and `~/.local` is writable) plants a shelf there: a directory of the
+/// user's uid, mode 0700, with a file in it. Run 2 (the same user without
+/// `XDG_STATE_HOME`) uses `~/.local/state/srt` and must not hand that directory to its
+/// command as a new, empty one.
+const PLANT_SHELF: &str = r#"cd "$W"
+XDG_STATE_HOME="$O/xdg" "$SRT" "$MODE" -s "$SETTINGS" -c 'umask 077; d="$HOME/.local/state/srt/pool/s-000000000000"; mkdir -p "$d/d0" "$d/d1" && echo planted > "$d/d0/planted" && echo planted > "$d/d1/planted" && echo shelf-planted'
+"$SRT" "$MODE" -s "$SETTINGS" -c 'mkdir a b c d e f g h; cat */planted 2>/dev/null; true'
+exit 0"#;
+
 escapes! {
     journal_planted_in_another_state_dir => Scenario::new(PLANT)
         .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
@@ -33,4 +43,12 @@ escapes! {
         Some(d) => Err(format!("{d}/HEAD: a later run was given a directory the command wrote into")),
         None => Ok(()),
     });
+
+    planted_shelf_directory_is_not_handed_out => Scenario::new("true")
+        .with("filesystem.allowWrite", serde_json::json!([".", "~/.local"]))
+        .wrap(PLANT_SHELF)
+        .check(|e, o| match ["a", "b", "c", "d", "e", "f", "g", "h"].iter().find(|d| e.w(&format!("{d}/planted")).exists()) {
+            Some(d) => Err(format!("{d}/planted: a run was given a directory planted on its shelf: {}", o.text)),
+            None => Ok(()),
+        });
 }
