@@ -35,6 +35,16 @@ use crate::git::dirfd::{c_path, cname, give_back, libc_cwd, lstat_at, open_dir, 
 
 /// Runs the check for one run.
 pub fn check(h: &Header, entries: &[Entry]) -> Report {
+    // The run's pools are places the command could write too (every directory of a pool
+    // has a write rule), and a pool kept in srt's state directory lies outside the
+    // writable trees: without them as roots, what the command planted in a pool directory
+    // it was not given (a git directory a `.git` file in its tree names) went unchecked.
+    let mut roots = h.roots.clone();
+    for p in &h.pools {
+        roots.push(p.clone());
+        roots.extend(p.canonicalize().ok().filter(|c| c != p));
+    }
+    let h = &Header { roots, ..h.clone() };
     let mut c = Check { a: Auditor::new(h.since, h.allow_git_config, h.trusted.clone(), h.roots.clone()), h };
     for g in &h.guarded {
         c.git_dir_at(g);
