@@ -4,26 +4,10 @@
 use settings_schema::{DomainPattern, ListKind};
 
 use crate::crd::{AgentType, SandboxAgentSpec, SandboxPlatform, SharedDeploymentSpec};
-
-/// Why an agent is not accepted: a condition reason and a message for the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    pub reason: &'static str,
-    pub message: String,
-}
-
-pub const REASON_INVALID_DOMAINS: &str = "InvalidAllowedDomains";
-pub const REASON_UNSUPPORTED_PLATFORM: &str = "UnsupportedPlatform";
-pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
-pub const REASON_UNSAFE_SECURITY_CONTEXT: &str = "UnsafeSecurityContext";
-pub const REASON_NOT_OWNED: &str = "NotOwned";
+use crate::rejection::{reject, Rejection, REASON_INVALID_DOMAINS, REASON_INVALID_SPEC, REASON_UNSUPPORTED_PLATFORM};
 
 /// Variables srt-controller owns: they must point at the files it mounts.
 const RESERVED_ENV: &[&str] = &["KAGENT_SRT_SETTINGS_PATH", "SRT_SETTINGS_PATH", "SRT_AGENT_SPEC_PATH"];
-
-fn reject(reason: &'static str, message: impl Into<String>) -> Rejection {
-    Rejection { reason, message: message.into() }
-}
 
 /// Checks an agent spec; on success returns the deployment settings the pod is built from.
 pub fn check(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Rejection> {
@@ -100,6 +84,7 @@ fn deployment_of(spec: &SandboxAgentSpec) -> Result<SharedDeploymentSpec, Reject
 mod tests {
     use super::*;
     use crate::crd::{DeclarativeAgentSpec, NetworkConfig, SandboxConfig};
+    use crate::rejection::REASON_UNSAFE_SECURITY_CONTEXT;
 
     fn decl(v: serde_json::Value) -> DeclarativeAgentSpec {
         serde_json::from_value(v).unwrap()

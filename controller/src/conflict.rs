@@ -7,7 +7,9 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::api::DynamicObject;
 
-use crate::reconcile::FIELD_MANAGER;
+/// The one field manager for everything this controller writes: any other manager's
+/// fields in the Sandbox's spec are a conflict.
+pub const FIELD_MANAGER: &str = "srt-controller";
 
 /// The condition srt-controller adds (status True) while another writer owns Sandbox spec
 /// fields. Absent otherwise.

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Container, Volume};
 
 use settings_schema::credential::{credential, credential_name};
 
-use crate::accept::{Rejection, REASON_INVALID_SPEC};
+use crate::rejection::{Rejection, REASON_INVALID_SPEC};
 
 /// Annotation on a SandboxAgent: variables (exact names, comma-separated) that the agent's
 /// commands may see although they come from a Secret or look like credentials.
@@ -130,7 +130,7 @@ pub fn protection(
     // the agent's own configuration: config.json (tool and model headers), agent-spec.json
     // (the spec's plain variables, credential-looking ones included) are the agent's, not
     // its commands'; srt reads its settings there before the command starts
-    p.deny_read.push(crate::pod::SETTINGS_DIR.to_string());
+    p.deny_read.push(crate::pod_layout::SETTINGS_DIR.to_string());
     let mounts = container.volume_mounts.as_deref().unwrap_or_default();
     for m in mounts {
         let path = m.mount_path.trim_end_matches('/').to_string();

@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1::{
     AppArmorProfile, Container, EnvVar, PodSecurityContext, SELinuxOptions, SeccompProfile, SecurityContext, Volume,
 };
 
-use crate::accept::{Rejection, REASON_INVALID_SPEC, REASON_UNSAFE_SECURITY_CONTEXT};
 use crate::crd::SharedDeploymentSpec;
+use crate::rejection::{Rejection, REASON_INVALID_SPEC, REASON_UNSAFE_SECURITY_CONTEXT};
 
 /// SELinux types the baseline Pod Security Standard allows (`spc_t` and the like are
 /// unconfined).

@@ -3,12 +3,12 @@
 //! Declarative agent, whose image is the operator's runtime, only side by side under a few
 //! data directories. Pure: (deployment spec, options) -> accepted or why not.
 
-use crate::accept::{Rejection, REASON_INVALID_SPEC};
 use crate::crd::SharedDeploymentSpec;
 use crate::options::Options;
-use crate::pod::{
+use crate::pod_layout::{
     CONTAINER_NAME, INIT_CONTAINER_NAME, SETTINGS_DIR, SETTINGS_VOLUME, SRT_BIN_VOLUME, TOKEN_DIR, TOKEN_VOLUME,
 };
+use crate::rejection::{Rejection, REASON_INVALID_SPEC};
 
 /// Where a Declarative agent's own volumes may be mounted. Its image is the operator's
 /// runtime, whose code, interpreter, libraries and their configuration (kagent's `/.kagent`

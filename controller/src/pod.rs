@@ -11,29 +11,18 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::accept::Rejection;
 use crate::agent_config::PodAdditions;
 use crate::crd::{AgentType, SandboxAgentSpec, SharedDeploymentSpec};
 use crate::options::Options;
-use crate::settings::SETTINGS_KEY;
+use crate::pod_layout::{
+    AGENT_PORT, AGENT_SPEC_KEY, CONTAINER_NAME, INIT_CONTAINER_NAME, SETTINGS_DIR, SETTINGS_KEY, SETTINGS_VOLUME,
+    SRT_BIN_VOLUME, TOKEN_DIR, TOKEN_VOLUME,
+};
+use crate::rejection::Rejection;
 use crate::skills;
 
-/// Where the settings ConfigMap is mounted (kagent's `/config`). A directory mount, never
-/// `subPath`, so the kubelet swaps in edited settings while the pod runs.
-pub const SETTINGS_DIR: &str = "/config";
-/// The Declarative agent's spec, as JSON, next to the settings.
-pub const AGENT_SPEC_KEY: &str = "agent-spec.json";
-pub const SETTINGS_VOLUME: &str = "srt-settings";
-pub const SRT_BIN_VOLUME: &str = "srt-bin";
-/// kagent's projected ServiceAccount token for calls to KAGENT_URL (audience `kagent`, so
-/// the API server does not accept it).
-pub const TOKEN_VOLUME: &str = "kagent-token";
-pub const TOKEN_DIR: &str = "/var/run/secrets/tokens";
 /// Where the init container sees the srt volume (the agent sees it at `--srt-bin-dir`).
 const INIT_BIN_DIR: &str = "/srt-bin";
-pub const CONTAINER_NAME: &str = "kagent";
-pub const INIT_CONTAINER_NAME: &str = "install-srt";
-pub const AGENT_PORT: i32 = 8080;
 
 /// Inputs of [`pod_spec`] that come from the agent object rather than its spec.
 pub struct PodInputs<'a> {

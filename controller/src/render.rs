@@ -4,12 +4,12 @@
 use kube::ResourceExt;
 use serde::Deserialize;
 
-use crate::accept::Rejection;
 use crate::crd::SandboxAgent;
 use crate::discovery::SandboxApiInfo;
 use crate::objects::{self, Pending};
 use crate::options::Options;
 use crate::refs::{Kind, Lookup, ObjRef};
+use crate::rejection::Rejection;
 
 /// The agent-sandbox release `render` writes for when none is named: the newest known.
 pub const DEFAULT_RELEASE: &str = "0.5.6";

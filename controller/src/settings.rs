@@ -8,9 +8,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::credentials::Protection;
-
-/// The key of the settings file in the settings ConfigMap, and so its file name in the pod.
-pub const SETTINGS_KEY: &str = "srt-settings.json";
+use crate::pod_layout::SETTINGS_KEY;
 
 /// Renders the settings for `allowed_domains`: writes in `.` and `/tmp`, reads unrestricted
 /// except the credential mounts (listable, so `ls /` keeps working), no denied domains,

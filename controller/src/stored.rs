@@ -5,8 +5,8 @@
 
 use kube::api::{ApiResource, DynamicObject};
 
-use crate::accept::{Rejection, REASON_INVALID_SPEC};
 use crate::crd::SandboxAgent;
+use crate::rejection::{Rejection, REASON_INVALID_SPEC};
 
 pub fn agent_resource() -> ApiResource {
     ApiResource::erase::<SandboxAgent>(&())

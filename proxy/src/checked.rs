@@ -2,9 +2,10 @@
 //! client's TLS server name or HTTP Host must name the host the tunnel was allowed for.
 
 use crate::first_flight;
-use crate::server::Shared;
+use crate::shared::Shared;
+use crate::splice::SpliceStream;
 use crate::target::Target;
-use crate::tunnel::{self, Flight, Gated, Moved, SpliceStream};
+use crate::tunnel::{self, Flight, Gated, Moved};
 
 /// Relays `client` <-> `upstream` for a tunnel allowed for `target`; `first` holds bytes
 /// the client already sent; `pending` is the client's count of undecided tunnels. The

@@ -8,7 +8,7 @@ use tokio::net::TcpStream;
 
 use crate::addr::AddrClass;
 use crate::resolve::ResolveError;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::target::Target;
 
 #[derive(Debug)]
@@ -44,17 +44,6 @@ impl DialError {
             DialError::Connect(_) => 0x01,
         }
     }
-}
-
-/// How upstream connections are made (replaceable to record or refuse them in tests).
-pub type Dialer = std::sync::Arc<
-    dyn Fn(SocketAddr) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<TcpStream>> + Send>>
-        + Send
-        + Sync,
->;
-
-pub fn system_dialer() -> Dialer {
-    std::sync::Arc::new(|sa| Box::pin(TcpStream::connect(sa)))
 }
 
 pub struct Dialed {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::dial::{self, DialError};
 use crate::log::clean;
 use crate::policy::Verdict;
-use crate::server::{ClientStream, Shared};
+use crate::shared::{ClientStream, Shared};
 use crate::target::{self, Target, TargetError};
 use crate::tunnel::Gated;
 

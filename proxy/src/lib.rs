@@ -16,17 +16,21 @@ pub mod log;
 pub mod matcher;
 pub mod metrics;
 pub mod policy;
+pub mod preamble;
 pub mod reload;
 pub mod resolve;
 pub mod server;
+pub mod shared;
 pub mod socks;
+pub mod splice;
 pub mod synthetic;
 pub mod target;
 pub mod transparent;
 pub mod tunnel;
 
 pub use policy::{DenyBy, Policy, Verdict};
-pub use server::{serve, Limits, Listener, Refused, Shared};
+pub use server::{serve, Listener};
+pub use shared::{Limits, Refused, Shared};
 
 /// Serves `GET /metrics` (Prometheus text) on its own listener.
 pub async fn serve_metrics(listener: tokio::net::TcpListener, shared: std::sync::Arc<Shared>) {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::policy::Policy;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Validates and installs a policy from settings text; the result is logged.
 pub fn apply(shared: &Shared, text: &str, source: &str) -> Result<(), String> {

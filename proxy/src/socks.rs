@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::dial;
 use crate::policy::Verdict;
-use crate::server::{ClientStream, Shared};
+use crate::shared::{ClientStream, Shared};
 use crate::target::Target;
 
 fn reply(code: u8) -> [u8; 10] {

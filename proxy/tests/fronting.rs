@@ -8,8 +8,6 @@
 mod common;
 
 use std::io::{Read, Write};
-
-use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -93,26 +91,7 @@ fn no_sni_is_refused_unless_the_settings_allow_it() {
 fn fronting_over_socks5_and_plain_http_in_a_tunnel_is_refused() {
     let (tls, p) = setup("fronting-socks", &["allowed.test"], "");
     // SOCKS5 with user/password auth, then a ClientHello naming evil.test
-    let mut s = TcpStream::connect(p.addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(&[5, 1, 2]).unwrap();
-    let mut b = [0u8; 2];
-    s.read_exact(&mut b).unwrap();
-    assert_eq!(b, [5, 2]);
-    let mut auth = vec![1, 3];
-    auth.extend(b"srt");
-    auth.push(TOKEN.len() as u8);
-    auth.extend(TOKEN.as_bytes());
-    s.write_all(&auth).unwrap();
-    s.read_exact(&mut b).unwrap();
-    assert_eq!(b, [1, 0]);
-    let mut req = vec![5, 1, 0, 3, 12];
-    req.extend(b"allowed.test");
-    req.extend(tls.port.to_be_bytes());
-    s.write_all(&req).unwrap();
-    let mut rep = [0u8; 10];
-    s.read_exact(&mut rep).unwrap();
-    assert_eq!(rep[1], 0, "the tunnel itself is allowed");
+    let mut s = socks5_tunnel(&p, "allowed.test", tls.port, Duration::from_secs(5));
     s.write_all(&client_hello("evil.test")).unwrap();
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest);
@@ -124,16 +103,7 @@ fn fronting_over_socks5_and_plain_http_in_a_tunnel_is_refused() {
     let o = Origin::start();
     let p = Proxy::start(&settings(&["allowed.test"], &[]), &["--resolve", "allowed.test:*:127.0.0.1"]);
     for (host, allowed) in [("evil.test", false), ("allowed.test", true)] {
-        let mut s = TcpStream::connect(p.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(format!("CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n", o.port, basic()).as_bytes()).unwrap();
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).unwrap();
-            head.push(byte[0]);
-        }
-        assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+        let mut s = connect_tunnel(&p, &format!("allowed.test:{}", o.port), Duration::from_secs(5));
         s.write_all(format!("GET /small HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes()).unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);

@@ -31,40 +31,11 @@ enum Via {
 
 /// A tunnel through the proxy to allowed.test:port.
 fn tunnel(p: &Proxy, via: Via, port: u16) -> TcpStream {
-    let mut s = TcpStream::connect(p.addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let timeout = Duration::from_secs(10);
     match via {
-        Via::Connect => {
-            s.write_all(format!("CONNECT allowed.test:{port} HTTP/1.1\r\n{}\r\n", basic()).as_bytes()).unwrap();
-            let mut head = Vec::new();
-            let mut b = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                s.read_exact(&mut b).unwrap();
-                head.push(b[0]);
-            }
-            assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
-        }
-        Via::Socks5 => {
-            s.write_all(&[5, 1, 2]).unwrap();
-            let mut b = [0u8; 2];
-            s.read_exact(&mut b).unwrap();
-            let mut auth = vec![1, 3];
-            auth.extend(b"srt");
-            auth.push(TOKEN.len() as u8);
-            auth.extend(TOKEN.as_bytes());
-            s.write_all(&auth).unwrap();
-            s.read_exact(&mut b).unwrap();
-            assert_eq!(b, [1, 0]);
-            let mut req = vec![5, 1, 0, 3, 12];
-            req.extend(b"allowed.test");
-            req.extend(port.to_be_bytes());
-            s.write_all(&req).unwrap();
-            let mut rep = [0u8; 10];
-            s.read_exact(&mut rep).unwrap();
-            assert_eq!(rep[1], 0, "the tunnel itself is allowed");
-        }
+        Via::Connect => connect_tunnel(p, &format!("allowed.test:{port}"), timeout),
+        Via::Socks5 => socks5_tunnel(p, "allowed.test", port, timeout),
     }
-    s
 }
 
 fn read_all(s: &mut impl Read) -> String {

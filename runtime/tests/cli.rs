@@ -4,50 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BASE: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
- "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
-
-struct Dir(PathBuf);
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn dir(tag: &str) -> Dir {
-    let p = std::env::temp_dir().join(format!("srt-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(p.join("w")).unwrap();
-    Dir(p.canonicalize().unwrap())
-}
-
-fn srt(d: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
-    c.current_dir(d.join("w"))
-        .env("HOME", d)
-        .env_remove("SRT_DEBUG")
-        .env_remove("SRT_SETTINGS_PATH")
-        .stdin(Stdio::null());
-    c
-}
+mod common;
+use common::{dir, out_all, srt, BASE};
 
 fn with_settings(d: &Path, text: &str) -> Command {
     std::fs::write(d.join("s.json"), text).unwrap();
     let mut c = srt(d);
     c.arg("-s").arg(d.join("s.json"));
     c
-}
-
-fn out(mut c: Command) -> (i32, String) {
-    let o: Output = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
-    )
 }
 
 #[test]
@@ -63,7 +31,7 @@ fn exit_codes_propagate() {
     ] {
         let mut c = with_settings(&d.0, BASE);
         c.args(["-c", cmd]);
-        assert_eq!(out(c).0, code, "{cmd}");
+        assert_eq!(out_all(&mut c).0, code, "{cmd}");
     }
 }
 
@@ -72,7 +40,7 @@ fn argv_mode_keeps_word_boundaries() {
     let d = dir("argv");
     let mut c = with_settings(&d.0, BASE);
     c.args(["--", "printf", "[%s]", "a b", "it's", "$HOME", "x;y"]);
-    assert_eq!(out(c), (0, "[a b][it's][$HOME][x;y]".into()));
+    assert_eq!(out_all(&mut c), (0, "[a b][it's][$HOME][x;y]".into()));
 }
 
 #[test]
@@ -89,22 +57,22 @@ fn stdin_reaches_the_command() {
 #[test]
 fn usage_errors() {
     let d = dir("usage");
-    let (code, text) = out(with_settings(&d.0, BASE));
+    let (code, text) = out_all(&mut with_settings(&d.0, BASE));
     assert_eq!(code, 1);
     assert!(text.contains("No command specified. Use -c <command> or provide command arguments."), "{text}");
     let mut c = with_settings(&d.0, BASE);
     c.args(["-c", "true", "extra"]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 1);
     assert!(text.contains("not both"), "{text}");
     let mut c = srt(&d.0);
     c.arg("--version");
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0);
     assert!(text.starts_with("srt "), "{text}");
     let mut c = srt(&d.0);
     c.arg("--help");
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0);
     assert!(text.contains("--settings") && text.contains("explain") && text.contains("--allow-weaker"), "{text}");
 }
@@ -137,7 +105,7 @@ fn settings_errors_refuse_to_run() {
     for (text, want) in cases {
         let mut c = with_settings(&d.0, text);
         c.args(["-c", "echo RAN; touch ran.txt"]);
-        let (code, got) = out(c);
+        let (code, got) = out_all(&mut c);
         assert_eq!(code, 1, "{text}: {got}");
         assert!(got.contains(want), "{text}: {got}");
         assert!(got.contains("Refusing to run"), "{got}");
@@ -145,7 +113,7 @@ fn settings_errors_refuse_to_run() {
     }
     let mut c = srt(&d.0);
     c.args(["-s", "/nonexistent/srt.json", "-c", "echo RAN"]);
-    let (code, got) = out(c);
+    let (code, got) = out_all(&mut c);
     assert_eq!(code, 1);
     assert!(got.contains("/nonexistent/srt.json does not exist."), "{got}");
 }
@@ -160,7 +128,7 @@ fn embedded_default_and_home_settings() {
         "echo ok > here.txt && f=/tmp/srt-cli-default-$$ && echo x > $f && rm $f && echo WROTE; \
                    exec 3<>/dev/tcp/127.0.0.1/9 || echo NONET",
     ]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("WROTE") && text.contains("NONET"), "{text}");
     assert!(d.0.join("w/here.txt").exists());
@@ -169,13 +137,13 @@ fn embedded_default_and_home_settings() {
         .unwrap();
     let mut c = srt(&d.0);
     c.args(["-c", "echo x > there.txt"]);
-    assert_ne!(out(c).0, 0);
+    assert_ne!(out_all(&mut c).0, 0);
     assert!(!d.0.join("w/there.txt").exists());
     // and an invalid one is an error, not a silent fallback
     std::fs::write(d.0.join(".srt-settings.json"), "{").unwrap();
     let mut c = srt(&d.0);
     c.args(["-c", "true"]);
-    assert_eq!(out(c).0, 1);
+    assert_eq!(out_all(&mut c).0, 1);
 }
 
 #[test]
@@ -186,18 +154,18 @@ fn srt_settings_path_is_used_when_no_flag_is_given() {
     // The variable's settings apply (the cwd is read-only there) ...
     let mut c = srt(&d.0);
     c.env("SRT_SETTINGS_PATH", d.0.join("pod.json")).args(["-c", "echo x > a.txt"]);
-    assert_ne!(out(c).0, 0);
+    assert_ne!(out_all(&mut c).0, 0);
     assert!(!d.0.join("w/a.txt").exists());
     // ... over ~/.srt-settings.json, and --settings wins over the variable.
     std::fs::write(d.0.join(".srt-settings.json"), BASE).unwrap();
     let mut c = with_settings(&d.0, BASE);
     c.env("SRT_SETTINGS_PATH", d.0.join("pod.json")).args(["-c", "echo x > b.txt"]);
-    assert_eq!(out(c).0, 0);
+    assert_eq!(out_all(&mut c).0, 0);
     assert!(d.0.join("w/b.txt").exists());
     // Pointing at a missing file refuses to run instead of falling back.
     let mut c = srt(&d.0);
     c.env("SRT_SETTINGS_PATH", d.0.join("missing.json")).args(["-c", "echo x > c.txt"]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("missing.json does not exist"), "{text}");
     assert!(!d.0.join("w/c.txt").exists());
@@ -208,7 +176,7 @@ fn private_tmpdir_is_writable_and_removed() {
     let d = dir("tmpdir");
     let mut c = with_settings(&d.0, BASE);
     c.args(["-c", "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\" && echo \"$SANDBOX_RUNTIME\""]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "x");
@@ -222,7 +190,7 @@ fn explain_reports_mechanisms() {
     std::fs::write(d.0.join("s.json"), BASE.replace(r#""denyWrite":[]"#, r#""denyWrite":["locked"]"#)).unwrap();
     let mut c = srt(&d.0);
     c.arg("explain").arg("-s").arg(d.0.join("s.json"));
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     for want in [
         "kernel Landlock ABI:",
@@ -245,7 +213,7 @@ fn explain_reports_mechanisms() {
     assert!(line("/s.json").contains("exists:"), "{text}");
     let mut c = with_settings(&d.0, BASE);
     c.arg("--explain");
-    assert_eq!(out(c).0, 0);
+    assert_eq!(out_all(&mut c).0, 0);
 }
 
 /// `srt explain` and `-d` name the variables srt leaves out, never their values.
@@ -265,7 +233,7 @@ fn explain_and_debug_name_dropped_variables_but_never_their_values() {
     ];
     let mut c = with_settings(&d.0, &settings);
     c.arg("--explain").envs(secrets);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     assert!(!text.contains("CANARY") && !text.contains("VALUE-OF-FIXED"), "explain shows a value:\n{text}");
     let line = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
@@ -279,7 +247,7 @@ fn explain_and_debug_name_dropped_variables_but_never_their_values() {
 
     let mut c = with_settings(&d.0, &settings);
     c.arg("-d").args(["-c", "echo key=${OPENAI_API_KEY-unset} gh=${GITHUB_TOKEN:+set}"]).envs(secrets);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("key=unset gh=set"), "{text}");
     let debug = line_of(&text, "environment:");
@@ -290,7 +258,7 @@ fn explain_and_debug_name_dropped_variables_but_never_their_values() {
     // without -d, nothing is said
     let mut c = with_settings(&d.0, &settings);
     c.args(["-c", "true"]).envs(secrets);
-    let (_, text) = out(c);
+    let (_, text) = out_all(&mut c);
     assert!(!text.contains("OPENAI_API_KEY"), "{text}");
 }
 
@@ -305,7 +273,7 @@ fn explain_says_where_local_servers_listen_and_which_unix_sockets_are_reached() 
         std::fs::write(d.0.join("s.json"), settings).unwrap();
         let mut c = srt(&d.0);
         c.args(["explain", "--network-mode", mode, "-s"]).arg(d.0.join("s.json"));
-        let (code, text) = out(c);
+        let (code, text) = out_all(&mut c);
         assert_eq!(code, 0, "{text}");
         text
     };
@@ -379,7 +347,7 @@ fn no_orphans_after_exit() {
     let marker = format!("srt-cli-orphan-{}", std::process::id());
     let mut c = with_settings(&d.0, BASE);
     c.args(["-c", &format!("for i in 1 2 3; do (exec -a {marker} sleep 30 >/dev/null 2>&1 &) ; done; setsid -f bash -c 'exec -a {marker} sleep 30' >/dev/null 2>&1; exit 0")]);
-    assert_eq!(out(c).0, 0);
+    assert_eq!(out_all(&mut c).0, 0);
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
             assert!(!String::from_utf8_lossy(&cmd).contains(&marker), "pid {:?} survived", e.file_name());
@@ -399,7 +367,7 @@ fn allow_read_reopens_part_of_a_denied_tree() {
     );
     let mut c = with_settings(&d.0, &s);
     c.args(["-c", &format!("cat {0}/secret/pub/p.txt; cat {0}/secret/key", d.0.display())]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_ne!(code, 0);
     assert!(text.contains("PUBLIC") && !text.contains("KEY"), "{text}");
 }
@@ -413,7 +381,7 @@ fn everyday_file_tools_work_in_the_working_directory() {
         "touch new.txt && mkdir -p a/b && touch a/b/c && mv new.txt moved.txt && cp moved.txt copy.txt \
                    && ln -s copy.txt link && ln copy.txt hard && echo x >> hard && rm moved.txt && ls",
     ]);
-    let (code, text) = out(c);
+    let (code, text) = out_all(&mut c);
     assert_eq!(code, 0, "{text}");
     assert!(
         d.0.join("w/a/b/c").exists() && d.0.join("w/copy.txt").exists() && !d.0.join("w/moved.txt").exists(),

@@ -5,47 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-const BASE: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
- "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
-
-struct Dir(PathBuf);
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn dir(tag: &str) -> Dir {
-    let p = std::env::temp_dir().join(format!("srt-msg-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(p.join("w")).unwrap();
-    std::fs::write(p.join("s.json"), BASE).unwrap();
-    Dir(p.canonicalize().unwrap())
-}
-
-fn srt(d: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
-    c.current_dir(d.join("w"))
-        .env("HOME", d)
-        .env_remove("SRT_DEBUG")
-        .env_remove("SRT_LOG")
-        .env_remove("SRT_SETTINGS_PATH")
-        .stdin(Stdio::null());
-    c
-}
-
-fn out(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
+mod common;
+use common::{dir, out, srt};
 
 #[test]
 fn a_misspelt_option_is_named_not_run() {

@@ -6,6 +6,8 @@
 
 mod escape {
     pub mod harness;
+    pub mod probes;
+    pub mod timed;
 
     mod devices;
     mod environment;

@@ -11,6 +11,8 @@
 mod escape {
     pub mod harness;
     pub mod pod;
+    pub mod probes;
+    pub mod timed;
 }
 
 use escape::harness::Scenario;

@@ -6,11 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
+
+use common::Out;
 
 const MODES: [&str; 2] = ["landlock", "namespace"];
 
@@ -70,35 +74,14 @@ fn whos(test: &str) -> Vec<Who> {
     }
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn srt(f: &Fixture, mode: &str, who: Who, settings: &Path, script: &str, pre: impl FnOnce(&mut Command)) -> Out {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_srt"));
-    let mut c = if who == Who::Nobody { srt_tests::command_as(bin, 65534) } else { Command::new(bin) };
-    c.current_dir(f.dir.join("w"))
-        .env("HOME", f.dir.join("w"))
-        .env("CA", &f.tls.ca)
+    let mut c = common::srt_resolving(&f.dir, mode, who == Who::Nobody, settings, script);
+    c.env("CA", &f.tls.ca)
         .env("NODE_EXTRA_CA_CERTS", &f.tls.ca)
         .env("TLS", f.tls.port.to_string())
-        .env("HTTP", f.http_port.to_string())
-        .env("D", &f.dir)
-        .env_remove("SRT_SETTINGS_PATH")
-        .env_remove("SRT_DEBUG")
-        .args(["--network-mode", mode, "-s"])
-        .arg(settings)
-        .args(["--resolve", "allowed.test:*:127.0.0.1", "--resolve", "evil.test:*:127.0.0.1", "-c", script])
-        .stdin(Stdio::null());
+        .env("HTTP", f.http_port.to_string());
     pre(&mut c);
-    let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into(),
-        stderr: String::from_utf8_lossy(&o.stderr).into(),
-    }
+    common::run(&mut c)
 }
 
 /// One line per client and host: `<client> <host> rc=<rc> ms=<elapsed>`.

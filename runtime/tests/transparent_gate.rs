@@ -8,12 +8,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::Out;
 use srt_tests::vhost::{Certs, LenientHttp, VhostTls};
 
 const MODES: [&str; 2] = ["landlock", "namespace"];
@@ -52,34 +55,11 @@ fn settings(f: &Fixture, extra: serde_json::Value) -> PathBuf {
     path
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn srt(f: &Fixture, mode: &str, nobody: bool, settings: &Path, script: &str, pre: impl FnOnce(&mut Command)) -> Out {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_srt"));
-    let mut c = if nobody { srt_tests::command_as(bin, 65534) } else { Command::new(bin) };
-    c.current_dir(f.dir.join("w"))
-        .env("HOME", f.dir.join("w"))
-        .env("VCA", &f.certs.ca)
-        .env("TLS", f.tls.port.to_string())
-        .env("HTTP", f.http.port.to_string())
-        .env("D", &f.dir)
-        .env_remove("SRT_SETTINGS_PATH")
-        .env_remove("SRT_DEBUG")
-        .args(["--network-mode", mode, "-s"])
-        .arg(settings)
-        .args(["--resolve", "allowed.test:*:127.0.0.1", "--resolve", "evil.test:*:127.0.0.1", "-c", script])
-        .stdin(Stdio::null());
+    let mut c = common::srt_resolving(&f.dir, mode, nobody, settings, script);
+    c.env("VCA", &f.certs.ca).env("TLS", f.tls.port.to_string()).env("HTTP", f.http.port.to_string());
     pre(&mut c);
-    let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into(),
-        stderr: String::from_utf8_lossy(&o.stderr).into(),
-    }
+    common::run(&mut c)
 }
 
 /// Root, and uid 65534 when we are root.

@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Once};
 
+pub mod layout;
 pub mod vhost;
 
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -84,6 +85,20 @@ pub fn command_as(bin: &Path, uid: u32) -> std::process::Command {
 
 /// A TLS origin for `names` answering `tls-origin-ok`, signed by a fresh CA whose
 /// certificate is written to `<dir>/ca.pem`.
+/// A fresh CA named `ca_name`, and a leaf certificate for `names` it signed (with its key).
+pub fn ca_and_leaf(names: &[&str], ca_name: &str) -> (rcgen::Certificate, rcgen::Certificate, rcgen::KeyPair) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, ca_name);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf_params = rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+    (ca_cert, leaf, leaf_key)
+}
+
 pub struct TlsOrigin {
     pub port: u16,
     pub ca: PathBuf,
@@ -93,16 +108,7 @@ pub struct TlsOrigin {
 
 impl TlsOrigin {
     pub fn start(dir: &Path, names: &[&str]) -> TlsOrigin {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "srt test CA");
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf_params =
-            rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+        let (ca_cert, leaf, leaf_key) = ca_and_leaf(names, "srt test CA");
         let ca = dir.join("ca.pem");
         std::fs::write(&ca, ca_cert.pem()).unwrap();
         let certs = vec![leaf.der().clone()];

@@ -22,16 +22,7 @@ pub struct Certs {
 
 impl Certs {
     pub fn new(dir: &Path, names: &[&str]) -> Certs {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "srt vhost test CA");
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf_params =
-            rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+        let (ca_cert, leaf, leaf_key) = crate::ca_and_leaf(names, "srt vhost test CA");
         let (ca, cert, key) = (dir.join("vhost-ca.pem"), dir.join("vhost-cert.pem"), dir.join("vhost-key.pem"));
         std::fs::write(&ca, ca_cert.pem()).unwrap();
         std::fs::write(&cert, leaf.pem()).unwrap();

@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector, SecretVolumeSource, Volume, VolumeMount};
 use serde_json::{json, Map, Value};
 
-use super::Problem;
+use super::resolve::Problem;
 
 /// What a model adds to the pod besides config.json.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Problem;
+use super::resolve::Problem;
 
 /// What the template's fields hold.
 pub struct Context<'a> {

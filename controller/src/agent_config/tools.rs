@@ -1,13 +1,14 @@
 //! `http_tools`, `sse_tools` and `remote_agents` as kagent v0.9.12's translator writes them:
 //! each McpServer tool from its RemoteMCPServer, MCPServer (kmcp) or Service; each Agent tool
 //! from the Agent or SandboxAgent it names; headers from `headersFrom` (values and
-//! ConfigMap keys; a Secret's value is never read, see [`super::Problem::SecretValue`]).
+//! ConfigMap keys; a Secret's value is never read, see [`super::resolve::Problem::SecretValue`]).
 //! Cross-namespace references follow kagent's reconciler: allowed only to a
 //! RemoteMCPServer or Agent whose `allowedNamespaces` lets the agent's namespace in.
 
 use serde_json::{json, Map, Value};
 
-use super::{model, Problem, Resolver};
+use super::model;
+use super::resolve::{Problem, Resolver};
 use crate::crd::{McpServerTool, Tool, TypedReference, ValueRef, ValueSourceType};
 use crate::refs::{Kind, ObjRef};
 

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::deployment::DeclarativeDeploymentSpec;
-use super::string_enum;
+use super::schema::string_enum;
 
 fn runtime_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     string_enum(&["python", "go"], Some("python"), "The ADK implementation running the agent: python (default) or go.")

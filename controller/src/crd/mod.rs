@@ -24,15 +24,7 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// An optional string enum as controller-gen writes it: a plain `type: string` with `enum`
-/// (no `null` member, which a structural schema would refuse) and kagent's default.
-pub(crate) fn string_enum(values: &[&str], default: Option<&str>, description: &str) -> schemars::Schema {
-    let mut s = schemars::json_schema!({ "type": "string", "enum": values, "description": description });
-    if let Some(d) = default {
-        s.insert("default".into(), d.into());
-    }
-    s
-}
+use schema::string_enum;
 
 /// kagent's `platform` enum with its default.
 fn platform_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -61,3 +61,13 @@ fn default_reference_names(s: &mut JSONSchemaProps) {
         default_reference_names(extra);
     }
 }
+
+/// An optional string enum as controller-gen writes it: a plain `type: string` with `enum`
+/// (no `null` member, which a structural schema would refuse) and kagent's default.
+pub(crate) fn string_enum(values: &[&str], default: Option<&str>, description: &str) -> schemars::Schema {
+    let mut s = schemars::json_schema!({ "type": "string", "enum": values, "description": description });
+    if let Some(d) = default {
+        s.insert("default".into(), d.into());
+    }
+    s
+}

@@ -7,11 +7,12 @@ use kube::runtime::events::{Event, EventType};
 use kube::ResourceExt;
 use serde_json::json;
 
-use super::{key, Context, Error, CONFLICT_RETRIES, FIELD_MANAGER};
-use crate::accept::Rejection;
+use super::context::{key, Context, Error, CONFLICT_RETRIES};
 use crate::conditions::{self as cond, Cond};
+use crate::conflict::FIELD_MANAGER;
 use crate::crd::SandboxAgent;
 use crate::discovery::MISSING_MESSAGE;
+use crate::rejection::Rejection;
 use crate::stored;
 
 /// `Accepted=False` with the reason, nothing else touched; a Warning event once per change.

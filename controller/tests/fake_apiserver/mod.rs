@@ -18,37 +18,31 @@
 // The crate including this module declares `mod apiserver_schema;` (one copy per crate).
 use crate::apiserver_schema;
 
+mod fixtures;
+mod schemas;
+mod wire;
+#[allow(unused_imports)] // each including crate uses its own subset
+pub use fixtures::{agent_json, model_config_json, write_kubeconfig};
+use schemas::{default_crds, schema_key, served_as};
+use wire::{
+    json_response, kind_of, merge, partial, percent_decode, route_api_version, route_group, selects, status_response,
+    Route,
+};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, StreamBody};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
-
-/// The collections the fake serves, by URL segment: (api prefix, plural, kind).
-const KINDS: &[(&str, &str, &str)] = &[
-    ("/apis/kagent.dev/v1alpha2", "sandboxagents", "SandboxAgent"),
-    ("/apis/kagent.dev/v1alpha3", "sandboxagents", "SandboxAgent"),
-    ("/apis/kagent.dev/v1alpha2", "modelconfigs", "ModelConfig"),
-    ("/apis/kagent.dev/v1alpha2", "remotemcpservers", "RemoteMCPServer"),
-    ("/apis/kagent.dev/v1alpha2", "agents", "Agent"),
-    ("/apis/kagent.dev/v1alpha1", "mcpservers", "MCPServer"),
-    ("/api/v1", "services", "Service"),
-    ("/api/v1", "configmaps", "ConfigMap"),
-    ("/api/v1", "serviceaccounts", "ServiceAccount"),
-    ("/apis/agents.x-k8s.io/v1beta1", "sandboxes", "Sandbox"),
-    ("/apis/agents.x-k8s.io/v1alpha1", "sandboxes", "Sandbox"),
-    ("/apis/events.k8s.io/v1", "events", "Event"),
-];
 
 #[derive(Clone, Debug)]
 struct Change {
@@ -77,29 +71,6 @@ pub struct FakeApi {
     pub verbs: Mutex<BTreeSet<(String, String, String)>>,
     /// The openAPIV3Schema of each served custom resource, by "group/version/plural".
     schemas: Mutex<BTreeMap<String, Value>>,
-}
-
-fn upstream_crd(rel: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream").join(rel);
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The CRDs the fake serves unless a test installs others.
-fn default_crds() -> Vec<Value> {
-    let ours = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crd.yaml")).unwrap();
-    vec![
-        serde_yaml::from_str(&ours).unwrap(),
-        upstream_crd("agent-sandbox-v0.5.6/agents.x-k8s.io_sandboxes.yaml"),
-        upstream_crd("kagent-v0.9.12/kagent.dev_modelconfigs.yaml"),
-        upstream_crd("kagent-v0.9.12/kagent.dev_remotemcpservers.yaml"),
-        upstream_crd("kagent-v0.9.12/kagent.dev_agents.yaml"),
-        upstream_crd("kmcp-v0.3.0/kagent.dev_mcpservers.yaml"),
-    ]
-}
-
-/// The key of a custom resource's schema: "group/version/plural".
-fn schema_key(api_version: &str, plural: &str) -> String {
-    format!("{api_version}/{plural}")
 }
 
 pub struct Running {
@@ -525,161 +496,4 @@ impl FakeApi {
         let schema = self.schemas.lock().unwrap().get(&schema_key(&api_version, route.plural)).cloned();
         served_as(&o, &api_version, schema.as_ref())
     }
-}
-
-fn served_as(o: &Value, api_version: &str, schema: Option<&Value>) -> Value {
-    let Some(schema) = schema.filter(|_| o["apiVersion"].as_str().is_some_and(|v| v != api_version)) else {
-        return o.clone();
-    };
-    let mut o = o.clone();
-    o["apiVersion"] = json!(api_version);
-    match apiserver_schema::admit(schema, o.clone(), None, apiserver_schema::Unknown::Prune) {
-        Ok(a) => a.object,
-        Err(_) => o,
-    }
-}
-
-/// "group/version" (or "v1") of a route.
-fn route_api_version(route: &Route) -> String {
-    route.prefix.strip_prefix("/apis/").or_else(|| route.prefix.strip_prefix("/api/")).unwrap_or("").to_string()
-}
-
-struct Route {
-    prefix: &'static str,
-    plural: &'static str,
-    kind: &'static str,
-    namespace: Option<String>,
-    name: Option<String>,
-    status: bool,
-}
-
-impl Route {
-    /// `{prefix}[/namespaces/{ns}]/{plural}[/{name}[/status]]`
-    fn parse(path: &str) -> Option<Route> {
-        for (prefix, plural, kind) in KINDS {
-            let Some(rest) = path.strip_prefix(prefix) else { continue };
-            let mut parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-            let namespace = if parts.first() == Some(&"namespaces") && parts.len() >= 3 {
-                let ns = parts[1].to_string();
-                parts.drain(..2);
-                Some(ns)
-            } else {
-                None
-            };
-            if parts.first() != Some(plural) {
-                continue;
-            }
-            return Some(Route {
-                prefix,
-                plural,
-                kind,
-                namespace,
-                name: parts.get(1).map(|s| s.to_string()),
-                status: parts.get(2) == Some(&"status"),
-            });
-        }
-        None
-    }
-}
-
-/// The API group of a route, from its prefix (`/api/v1` is the core group "").
-fn route_group(route: &Route) -> String {
-    let prefix = KINDS.iter().find(|(_, p, _)| *p == route.plural).map(|(p, _, _)| *p).unwrap();
-    prefix.strip_prefix("/apis/").and_then(|r| r.split('/').next()).unwrap_or("").to_string()
-}
-
-fn kind_of(plural: &str) -> &'static str {
-    KINDS.iter().find(|(_, p, _)| *p == plural).map(|(_, _, k)| *k).unwrap()
-}
-
-fn partial(o: &Value) -> Value {
-    json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": o["metadata"].clone()})
-}
-
-fn selects(selector: Option<&str>, o: &Value) -> bool {
-    let Some(selector) = selector.filter(|s| !s.is_empty()) else { return true };
-    selector.split(',').all(|term| match term.split_once('=') {
-        Some((k, v)) => o["metadata"]["labels"][k].as_str() == Some(v),
-        None => true,
-    })
-}
-
-fn merge(into: &mut Value, patch: &Value) {
-    match (into, patch) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-        (slot, v) => *slot = v.clone(),
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn json_response(status: StatusCode, v: Value) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(BodyExt::boxed_unsync(Full::new(Bytes::from(serde_json::to_vec(&v).unwrap()))))
-        .unwrap()
-}
-
-fn status_response(code: u16, reason: &str, message: &str) -> Response<UnsyncBoxBody<Bytes, Infallible>> {
-    json_response(
-        StatusCode::from_u16(code).unwrap(),
-        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}),
-    )
-}
-
-/// A kubeconfig pointing at the fake.
-pub fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::path::PathBuf {
-    let path = dir.join("kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://{addr}\n\
-             users:\n- name: fake\n  user:\n    token: fake-token\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n\
-             current-context: fake\n"
-        ),
-    )
-    .unwrap();
-    path
-}
-
-/// The ModelConfig `default-model-config` in `ns` the seed's agents use: OpenAI, its key in
-/// Secret `openai-secret` (referenced, never read).
-pub fn model_config_json(ns: &str) -> Value {
-    json!({
-        "apiVersion": "kagent.dev/v1alpha2", "kind": "ModelConfig",
-        "metadata": {"name": "default-model-config", "namespace": ns},
-        "spec": {"provider": "OpenAI", "model": "gpt-4o", "apiKeySecret": "openai-secret", "apiKeySecretKey": "api-key"}
-    })
-}
-
-/// The seed's declarative agent named `name` in `ns` with `domains`.
-pub fn agent_json(ns: &str, name: &str, domains: &[&str]) -> Value {
-    json!({
-        "apiVersion": "kagent.dev/v1alpha2", "kind": "SandboxAgent",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"type": "Declarative",
-                 "sandbox": {"network": {"allowedDomains": domains}},
-                 "declarative": {"modelConfig": "default-model-config", "systemMessage": "You are a helpful assistant."}}
-    })
 }

@@ -240,3 +240,44 @@ pub fn basic() -> String {
         base64::engine::general_purpose::STANDARD.encode(format!("srt:{TOKEN}"))
     )
 }
+
+/// A CONNECT tunnel through the proxy to `authority`, its `200` head read.
+pub fn connect_tunnel(p: &Proxy, authority: &str, timeout: Duration) -> TcpStream {
+    let mut s = TcpStream::connect(p.addr).unwrap();
+    s.set_read_timeout(Some(timeout)).unwrap();
+    s.write_all(format!("CONNECT {authority} HTTP/1.1\r\n{}\r\n", basic()).as_bytes()).unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    s
+}
+
+/// A SOCKS5 tunnel through the proxy to `host:port` (by name), authenticated with the
+/// run's token; the proxy must allow it.
+pub fn socks5_tunnel(p: &Proxy, host: &str, port: u16, timeout: Duration) -> TcpStream {
+    let mut s = TcpStream::connect(p.addr).unwrap();
+    s.set_read_timeout(Some(timeout)).unwrap();
+    s.write_all(&[5, 1, 2]).unwrap();
+    let mut b = [0u8; 2];
+    s.read_exact(&mut b).unwrap();
+    assert_eq!(b, [5, 2], "user/password auth is asked for");
+    let mut auth = vec![1, 3];
+    auth.extend(b"srt");
+    auth.push(TOKEN.len() as u8);
+    auth.extend(TOKEN.as_bytes());
+    s.write_all(&auth).unwrap();
+    s.read_exact(&mut b).unwrap();
+    assert_eq!(b, [1, 0]);
+    let mut req = vec![5, 1, 0, 3, host.len() as u8];
+    req.extend(host.as_bytes());
+    req.extend(port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut rep = [0u8; 10];
+    s.read_exact(&mut rep).unwrap();
+    assert_eq!(rep[1], 0, "the tunnel itself is allowed");
+    s
+}

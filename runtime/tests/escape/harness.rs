@@ -2,15 +2,18 @@
 //! directories (W = working dir, O = a sibling outside it), asserts the attempt failed,
 //! then asserts the host is unchanged. Each scenario runs as root and as uid 65534.
 
-use std::io::Read;
 use std::os::unix::fs::{chown, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use super::probes::{clear_probes, probes_quiet, register, TcpProbe};
+use super::timed::wait_with_timeout;
+pub use super::timed::Output;
 
 pub const NOBODY: u32 = 65534;
 
@@ -84,13 +87,6 @@ fn srt_bin() -> &'static Path {
             std::env::var_os("SRT_ESCAPE_BIN").map(PathBuf::from).unwrap_or_else(|| env!("CARGO_BIN_EXE_srt").into());
         srt_tests::executable_copy(&src, "escape-bin")
     })
-}
-
-pub struct Output {
-    pub code: i32,
-    pub text: String,
-    /// srt (or the wrapper) outlived the scenario's time limit and was killed.
-    pub timed_out: bool,
 }
 
 pub type Hook = Box<dyn Fn(&Env)>;
@@ -394,47 +390,6 @@ pub fn run_srt(env: &Env, run: &Run<'_>) -> Output {
     wait_with_timeout(child, run.limit)
 }
 
-/// Reads a pipe to its end on a thread of its own.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    if let Some(mut pipe) = pipe {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            let _ = tx.send(buf);
-        });
-    }
-    rx
-}
-
-fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Output {
-    let pipes = [drain(child.stdout.take()), drain(child.stderr.take())];
-    let start = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > limit {
-            timed_out = true;
-            // SAFETY: signalling the process group made for this run (see `run_srt`).
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    // Whatever still holds a pipe outlived srt: report it rather than wait for it.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut text = String::new();
-    for rx in pipes {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(buf) => text.push_str(&String::from_utf8_lossy(&buf)),
-            Err(_) => text.push_str("[a pipe was still open 5 s after srt exited]"),
-        }
-    }
-    Output { code: status.code().unwrap_or(-1), text, timed_out }
-}
-
 /// Declares each scenario four times: in landlock and namespace mode, each as root and
 /// as uid 65534.
 #[macro_export]
@@ -459,40 +414,6 @@ macro_rules! escapes {
             }
         }
     };
-}
-
-/// Something a scenario's setup leaves listening, asked afterwards whether anything
-/// reached it. Kept per test thread, dropped when the next scenario starts.
-pub trait Probe {
-    /// `Err` when the sandboxed command got through to it.
-    fn quiet(&self) -> Result<(), String>;
-}
-
-thread_local! {
-    static PROBES: std::cell::RefCell<Vec<Box<dyn Probe>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-pub fn register(p: Box<dyn Probe>) {
-    PROBES.with(|v| v.borrow_mut().push(p));
-}
-
-pub fn probes_quiet() -> Result<(), String> {
-    PROBES.with(|v| v.borrow().iter().try_for_each(|p| p.quiet()))
-}
-
-pub fn clear_probes() {
-    PROBES.with(|v| v.borrow_mut().clear());
-}
-
-/// A TCP listener on the host that must never see a connection.
-pub struct TcpProbe(pub std::net::TcpListener);
-impl Probe for TcpProbe {
-    fn quiet(&self) -> Result<(), String> {
-        match self.0.accept() {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
-            other => Err(format!("a TCP connection reached the host listener: {other:?}")),
-        }
-    }
 }
 
 /// Setup: a host TCP listener on `addr` (port 0), its port written to O/port.

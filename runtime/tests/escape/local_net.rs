@@ -8,8 +8,9 @@
 
 use serde_json::json;
 
-use super::harness::{register, tcp_probe, Env, Scenario, TcpProbe};
+use super::harness::{tcp_probe, Env, Scenario};
 use super::pod::{python, without_pidfd_getfd};
+use super::probes::{register, TcpProbe};
 use crate::escapes;
 
 /// Setup: a dual-stack host listener on every address (`[::]`), its port in O/port: what

@@ -5,7 +5,8 @@ use std::io::ErrorKind;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixListener;
 
-use super::harness::{py, register, tcp_probe, Env, Probe, Scenario};
+use super::harness::{py, tcp_probe, Env, Scenario};
+use super::probes::{register, Probe};
 use crate::escapes;
 
 struct Udp(UdpSocket);

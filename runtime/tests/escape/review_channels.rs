@@ -9,7 +9,8 @@ use std::io::ErrorKind;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixDatagram;
 
-use super::harness::{register, Env, Probe, Scenario};
+use super::harness::{Env, Scenario};
+use super::probes::{register, Probe};
 use crate::escapes;
 
 // ---- finding 4 ----------------------------------------------------------------------

@@ -15,18 +15,25 @@ use std::time::{Duration, Instant};
 use super::harness::{Env, Output, Scenario};
 use crate::escapes;
 
-/// Runs `git args...` on the host in W as the scenario's user, with no system or global
-/// config; returns its exit status and output. Killed after 20 s.
-pub(super) fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
-    let mut c = Command::new("git");
-    c.args(args)
-        .current_dir(&e.w)
+/// `program` in W as host git would run there: HOME the scenario's, no system or global
+/// config, no GIT_DIR or GIT_WORK_TREE, no stdin.
+pub(super) fn host_git_env(e: &Env, program: &str) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(&e.w)
         .env("HOME", &e.root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .stdin(Stdio::null());
+    c
+}
+
+/// Runs `git args...` on the host in W as the scenario's user, with no system or global
+/// config; returns its exit status and output. Killed after 20 s.
+pub(super) fn host_git(e: &Env, args: &[&str]) -> (bool, String) {
+    let mut c = host_git_env(e, "git");
+    c.args(args);
     run_as_user(c, e, "git must be installed on the host (scripts/deps.sh)")
 }
 

@@ -10,10 +10,8 @@
 //! branch` on a terminal (through `script`, so that git starts its pager): neither may run
 //! what the command planted (`core.fsmonitor`, `core.pager`: `touch O/<marker>`).
 
-use std::process::{Command, Stdio};
-
 use super::harness::{Env, Output, Scenario};
-use super::review_git::{host_git, run_as_user};
+use super::review_git::{host_git, host_git_env, run_as_user};
 use crate::escapes;
 
 /// Shell for the command: a git config at `$1` whose pager and fsmonitor touch `$O/$2`.
@@ -32,17 +30,8 @@ fn attempt(cmd: &str) -> Scenario {
 
 /// `git -C <dir> branch` on the host, on a terminal (`script`), as the scenario's user.
 fn host_git_on_tty(e: &Env, dir: &str) -> String {
-    let mut c = Command::new("script");
-    c.args(["-qec", &format!("git -C {dir} branch"), "/dev/null"])
-        .current_dir(&e.w)
-        .env("HOME", &e.root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("PAGER")
-        .env_remove("GIT_PAGER")
-        .stdin(Stdio::null());
+    let mut c = host_git_env(e, "script");
+    c.args(["-qec", &format!("git -C {dir} branch"), "/dev/null"]).env_remove("PAGER").env_remove("GIT_PAGER");
     let (_, text) = run_as_user(c, e, "script (util-linux) must be installed on the host");
     text
 }

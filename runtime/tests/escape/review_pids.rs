@@ -74,6 +74,9 @@ const TARGETS: &str = r#"A=; P=; V=$(cat "$O/victim.pid")
 if [ "$(cat /proc/$PPID/comm)" = srt-auditor ]; then A=$PPID; P=$(cut -d' ' -f4 /proc/$PPID/stat)
 elif [ "$PPID" != 1 ]; then P=$PPID; fi  # a launcher without an auditor: srt is the parent
 attrs() { cat /proc/$1/limits /proc/$1/oom_score_adj /proc/$1/autogroup; cut -d' ' -f19 /proc/$1/stat; taskset -p $1; chrt -p $1; ionice -p $1; }
+# nice values above the current one, so every renice below is one the kernel allows an
+# unprivileged process on its own processes (srt may run under `nice`)
+b=$(nice)
 "#;
 
 /// Every way to change another process that the kernel checks only by uid, against the
@@ -85,7 +88,7 @@ for T in $A $P $V; do
   for lim in --cpu=1:1 --nofile=3:3 --as=10000000 --data=10000000 --fsize=0 --stack=16384 --nproc=1; do
     prlimit --pid $T $lim 2>/dev/null && echo "SUCCEEDED: prlimit $lim on $T"
   done
-  renice -n 5 -p $T >/dev/null 2>&1 && echo "SUCCEEDED: renice $T"
+  renice -n $((b+1)) -p $T >/dev/null 2>&1 && echo "SUCCEEDED: renice $T"
   taskset -p 1 $T >/dev/null 2>&1 && echo "SUCCEEDED: taskset $T"
   chrt -i -p 0 $T >/dev/null 2>&1 && echo "SUCCEEDED: chrt $T"
   chrt -b -p 0 $T >/dev/null 2>&1 && echo "SUCCEEDED: chrt -b $T"
@@ -95,19 +98,19 @@ for T in $A $P $V; do
 done
 # whole uids (in namespace mode they reach only the namespace's processes: allowed there,
 # the host process must stay unchanged) and srt's process group
-renice -n 5 -u "$(id -u)" >/dev/null 2>&1 && [ -n "$A" ] && echo "SUCCEEDED: renice -u"
+renice -n $((b+1)) -u "$(id -u)" >/dev/null 2>&1 && [ -n "$A" ] && echo "SUCCEEDED: renice -u"
 ionice -c 3 -u "$(id -u)" >/dev/null 2>&1 && [ -n "$A" ] && echo "SUCCEEDED: ionice -u"
-[ -n "$P" ] && renice -n 5 -g "$(cut -d' ' -f5 /proc/$P/stat)" >/dev/null 2>&1 && echo "SUCCEEDED: renice -g"
+[ -n "$P" ] && renice -n $((b+1)) -g "$(cut -d' ' -f5 /proc/$P/stat)" >/dev/null 2>&1 && echo "SUCCEEDED: renice -g"
 # the command's own processes: itself, a child, its group (nice only ever raised: lowering
 # it needs CAP_SYS_NICE)
-renice -n 6 -p $$ >/dev/null || echo "OWN-REFUSED: renice self"
+renice -n $((b+1)) -p $$ >/dev/null || echo "OWN-REFUSED: renice self"
 sleep 5 & c=$!
 prlimit --pid $c --cpu=4:4 || echo "OWN-REFUSED: prlimit child"
-renice -n 7 -p $c >/dev/null || echo "OWN-REFUSED: renice child"
+renice -n $((b+2)) -p $c >/dev/null || echo "OWN-REFUSED: renice child"
 taskset -p 1 $c >/dev/null || echo "OWN-REFUSED: taskset child"
 chrt -b -p 0 $c || echo "OWN-REFUSED: chrt child"
 ionice -c 3 -p $c || echo "OWN-REFUSED: ionice child"
-renice -n 8 -g "$(cut -d' ' -f5 /proc/$$/stat)" >/dev/null || echo "OWN-REFUSED: renice own group"
+renice -n $((b+3)) -g "$(cut -d' ' -f5 /proc/$$/stat)" >/dev/null || echo "OWN-REFUSED: renice own group"
 kill $c
 exit 0
 "#;

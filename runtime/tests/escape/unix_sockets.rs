@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::harness::{register, Env, Probe, Scenario};
+use super::harness::{Env, Scenario};
 use super::pod::{python, without_pidfd_getfd};
+use super::probes::{register, Probe};
 use super::review_channels::dgram_sink;
 use crate::escapes;
 
