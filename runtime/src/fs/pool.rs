@@ -363,11 +363,16 @@ fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
 /// What is left of a pool after the run: a shelf's directories go back to the shelves, a
 /// pool of the run's own is removed ([`remove`]). A directory the command wrote into stays
 /// where it is, and is named in the returned list.
-pub fn finish(parent: &Path) -> Vec<PathBuf> {
+///
+/// `all_gone`: every process of the command is known to have ended. A run whose srt and
+/// auditor were both killed may have left processes behind (landlock mode), whose
+/// Landlock rules still grant writing in every directory of its pool: those directories
+/// are removed, never handed to a later run (in another project, perhaps).
+pub fn finish(parent: &Path, all_gone: bool) -> Vec<PathBuf> {
     let shelf = parent.parent().filter(|s| s.file_name() == Some(std::ffi::OsStr::new(SHELVES)));
     let run = parent.file_name().is_some_and(|n| n.as_bytes().starts_with(b"r-"));
     match shelf {
-        Some(store) if run => shelve(store, parent),
+        Some(store) if run && all_gone => shelve(store, parent),
         _ => remove(parent),
     }
 }

@@ -43,7 +43,7 @@ fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
     assert_eq!(pool.rules().len(), 3);
     assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
     let first: Vec<_> = pool.made.iter().map(|(_, id)| *id).collect();
-    assert!(finish(&pool.parent).is_empty());
+    assert!(finish(&pool.parent, true).is_empty());
     assert!(!pool.parent.exists(), "put back on the shelves");
     // the next run takes the same two directories and makes one
     let again = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
@@ -51,7 +51,7 @@ fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
     assert_eq!(ids.iter().filter(|i| first.contains(i)).count(), 2, "{first:?} {ids:?}");
     // one written into stays where it is, and so does its shelf
     std::fs::write(again.rules()[0].path.join("HEAD"), "x").unwrap();
-    let kept = finish(&again.parent);
+    let kept = finish(&again.parent, true);
     assert_eq!(kept, vec![again.rules()[0].path.clone()]);
     assert!(again.parent.exists());
     // a third run does not take that shelf
@@ -82,6 +82,20 @@ fn a_directory_with_something_in_it_is_never_handed_out() {
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 1).unwrap().unwrap();
     assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(false), "the planted one is not handed out");
     assert!(!root.join("w/a").exists());
-    assert_eq!(finish(&pool.parent), vec![pool.parent.join("d0")], "and it is reported");
+    assert_eq!(finish(&pool.parent, true), vec![pool.parent.join("d0")], "and it is reported");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_shelf_whose_processes_may_live_on_is_removed_not_put_back() {
+    let root = std::env::temp_dir().join(format!("srt-shelf-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::create_dir_all(root.join("w")).unwrap();
+    let pool = Pool::claim(&root.join("state"), &root.join("w"), 2).unwrap().unwrap();
+    assert!(finish(&pool.parent, false).is_empty());
+    assert!(!pool.parent.exists());
+    let left: Vec<_> = std::fs::read_dir(root.join("state/pool")).unwrap().flatten().collect();
+    assert!(left.is_empty(), "nothing put back: {left:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }

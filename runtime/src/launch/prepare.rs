@@ -181,7 +181,7 @@ pub(crate) struct PoolGuard(pub(crate) Option<PathBuf>);
 impl Drop for PoolGuard {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            crate::fs::pool::finish(p);
+            crate::fs::pool::finish(p, true);
         }
     }
 }
