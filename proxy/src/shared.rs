@@ -238,6 +238,10 @@ mod tests {
         assert_eq!(s.own_with(|| Err(std::io::Error::from_raw_os_error(libc::EMFILE))), None);
         let own: Vec<IpAddr> = vec!["192.0.2.2".parse().unwrap()];
         assert_eq!(s.own_with(|| Ok(own.clone())), Some(&own[..]));
-        assert_eq!(s.own_with(|| Err(std::io::Error::from_raw_os_error(libc::EMFILE))), Some(&own[..]), "kept once read");
+        assert_eq!(
+            s.own_with(|| Err(std::io::Error::from_raw_os_error(libc::EMFILE))),
+            Some(&own[..]),
+            "kept once read"
+        );
     }
 }
