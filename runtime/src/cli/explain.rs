@@ -16,7 +16,7 @@ pub fn report(
     settings_files: &[std::path::PathBuf],
 ) -> Result<String, LaunchError> {
     let tmp = std::env::temp_dir().join("srt-explain-TMPDIR");
-    let (mode, fallback) = launch::probe_mode(mode, settings, settings_files);
+    let (mode, fallback) = launch::probe::probe_mode(mode, settings, settings_files);
     let state = crate::check::journal::state_dir().ok();
     let p = launch::prepare(settings, &tmp, mode, settings_files, state.as_deref(), None)?;
     let mut o = String::new();

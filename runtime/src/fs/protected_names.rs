@@ -9,6 +9,7 @@
 //! path it names and everything below it, whatever its [`Kind`].
 
 mod allow;
+mod entry;
 mod home;
 mod project;
 
@@ -19,46 +20,7 @@ pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW, PROTECTED_IN_ALLOWED};
 pub use home::{env_entries, ENV_LISTS, ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
 pub use project::{INSTRUCTION_FILES, PROJECT, PROJECT_NOT_PROTECTED, SRT_0_0_83};
 
-/// What the program expects at the path. Protection does not depend on it: an entry
-/// covers its name and everything below, so a directory where a file is expected (or
-/// the reverse) is covered too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-}
-
-/// A protected path and why.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Entry {
-    pub path: &'static str,
-    pub kind: Kind,
-    /// Which later host program runs it (and when), or what access it grants.
-    pub runs: &'static str,
-    /// Man page section or documentation URL.
-    pub source: &'static str,
-}
-
-/// A project path decided *not* protected, and why.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub path: &'static str,
-    pub why: &'static str,
-    pub source: &'static str,
-}
-
-/// A home entry tools may write when `$HOME` is writable.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Allowed {
-    pub path: &'static str,
-    pub kind: Kind,
-    /// Writable without any setting; otherwise only when the user names it.
-    pub default: bool,
-    /// Who writes it.
-    pub tool: &'static str,
-    /// What content planted there can do to a later host program.
-    pub risk: &'static str,
-}
+pub use entry::{Allowed, Decision, Entry, Kind};
 
 /// What the home rules say about a path relative to `$HOME`.
 #[derive(Debug, PartialEq, Eq)]

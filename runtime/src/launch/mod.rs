@@ -15,15 +15,13 @@
 pub mod command;
 pub mod env_policy;
 mod finish;
+mod options;
 mod parent;
 pub mod prepare;
-mod probe;
+pub mod probe;
 
-use std::ffi::OsString;
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
-
-use settings_schema::Settings;
 
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
@@ -34,38 +32,9 @@ use crate::seccomp;
 use crate::supervisor::Supervisor;
 use crate::{fs::landlock, process::reaper, seccomp::sysno};
 pub use command::{quote_words, shell_argv};
+pub use options::{NetworkMode, Options};
 pub use prepare::{check_kernel, prepare, unix_socket_paths, Prepared, MIN_ABI_FS};
 use prepare::{make_pool, open_journal, resolv_conf, PoolGuard};
-pub use probe::probe_mode;
-
-pub struct Options {
-    pub settings: Settings,
-    pub argv: Vec<OsString>,
-    pub allow_weaker: bool,
-    pub debug: bool,
-    pub mode: NetworkMode,
-    /// `--resolve` overrides for the proxy.
-    pub resolve: Vec<String>,
-    /// Settings files that decide later runs; never writable by the command.
-    pub settings_files: Vec<PathBuf>,
-    /// `--control-fd`: live network policy updates, one settings JSON per line.
-    pub control_fd: Option<RawFd>,
-    /// Name the hosts the proxy refused, on stderr at exit.
-    pub network_hints: bool,
-}
-
-/// How the command's network is confined (see README, "Network modes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NetworkMode {
-    /// Namespace mode where the kernel allows it, landlock mode otherwise.
-    Auto,
-    /// Landlock + a seccomp supervisor that connects sockets only to the proxy; needs no
-    /// namespaces (unprivileged pods).
-    Landlock,
-    /// New user, network, mount, PID and IPC namespaces with only `lo`; the proxy serves
-    /// ports created inside. Needs unprivileged user namespaces.
-    Namespace,
-}
 
 /// Runs the command; returns the exit code `srt` should exit with.
 pub fn run(opts: Options) -> Result<i32, LaunchError> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use settings_schema::Settings;
 
-use super::NetworkMode;
+use super::options::NetworkMode;
 use crate::error::LaunchError;
 use crate::fs::landlock;
 use crate::fs::landlock_plan::Plan;

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use settings_schema::Settings;
 
-use super::{run_in, NetworkMode, Options};
+use super::options::{NetworkMode, Options};
+use super::run_in;
 use crate::error::LaunchError;
 
 /// The mode a run with `mode` will really use, found by doing what a run does: setting up

@@ -10,6 +10,7 @@
 //! [`local_addr`] gives the run a loopback address of its own for the command's local
 //! servers; [`sock_diag`] asks the kernel about sockets.
 
+pub mod inside;
 pub mod local_addr;
 pub mod proxy;
 pub mod route;
@@ -19,11 +20,3 @@ pub mod socket;
 pub use proxy::{hints, transparent_wanted, Net, NO_GETFD_HINT, RESOLV_CONF};
 pub use route::{inet_addr, judge, Route, UnixRule, Verdict};
 pub use socket::{connect_to, connect_to_proxy, connect_transparent, sockaddr, socket_option, take_socket};
-
-/// The proxy's ports inside namespace mode's network namespace.
-pub mod inside {
-    pub const HTTP_PORT: u16 = 3128;
-    pub const SOCKS_PORT: u16 = 1080;
-    /// Transparent mode's DNS, UDP and TCP, on 127.0.0.1 inside.
-    pub const DNS_PORT: u16 = 53;
-}

@@ -10,8 +10,8 @@ use srt_proxy::{log::Log, resolve::Resolver, Limits, Listener, Policy, Shared};
 
 use crate::error::LaunchError;
 
+use super::route::{Route, UnixRule};
 use super::socket::socket_option;
-use super::{Route, UnixRule};
 
 /// The embedded proxy, bound before the command starts.
 pub struct Net {

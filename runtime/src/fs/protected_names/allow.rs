@@ -6,14 +6,14 @@
 //! planting in `.bashrc`; the user may allow them knowing that, or point the tool at a
 //! cache of the sandbox's own ([`CACHE_ENV`]).
 
-use super::Allowed;
-use super::Kind::{Dir as D, File as F};
+use super::entry::Allowed;
+use super::entry::Kind::{self, Dir as D, File as F};
 
-const fn on(path: &'static str, kind: super::Kind, tool: &'static str, risk: &'static str) -> Allowed {
+const fn on(path: &'static str, kind: Kind, tool: &'static str, risk: &'static str) -> Allowed {
     Allowed { path, kind, default: true, tool, risk }
 }
 
-const fn off(path: &'static str, kind: super::Kind, tool: &'static str, risk: &'static str) -> Allowed {
+const fn off(path: &'static str, kind: Kind, tool: &'static str, risk: &'static str) -> Allowed {
     Allowed { path, kind, default: false, tool, risk }
 }
 

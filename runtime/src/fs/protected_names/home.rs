@@ -6,10 +6,10 @@
 //! and the README can say why. Entries not starting with `.` are not dot-entries and need
 //! protecting by name ([`super::non_dot_home_entries`]).
 
-use super::Entry;
-use super::Kind::{Dir as D, File as F};
+use super::entry::Entry;
+use super::entry::Kind::{self, Dir as D, File as F};
 
-const fn e(path: &'static str, kind: super::Kind, runs: &'static str, source: &'static str) -> Entry {
+const fn e(path: &'static str, kind: Kind, runs: &'static str, source: &'static str) -> Entry {
     Entry { path, kind, runs, source }
 }
 

@@ -6,10 +6,10 @@
 //! command was asked to write them, and every build runs such code anyway, so protecting
 //! a few of them would change nothing about what the next build runs.
 
-use super::Kind::{Dir as D, File as F};
-use super::{Decision, Entry};
+use super::entry::Kind::{self, Dir as D, File as F};
+use super::entry::{Decision, Entry};
 
-const fn e(path: &'static str, kind: super::Kind, runs: &'static str, source: &'static str) -> Entry {
+const fn e(path: &'static str, kind: Kind, runs: &'static str, source: &'static str) -> Entry {
     Entry { path, kind, runs, source }
 }
 
