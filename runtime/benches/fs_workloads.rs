@@ -21,6 +21,9 @@
 //!
 //!   cargo bench -p srt-runtime --bench fs_workloads [-- --rounds N --files N --only a1,b --as-uid 65534]
 //!
+//! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to every round,
+//! interleaved with the others, for before/after ratios measured under the same load.
+//!
 //! `--as-uid` (as root) runs every variant, and the setup, as that uid in directories it owns.
 //! Writeback is flushed (sync) before each timed run. The trees on disk are kept until exit
 //! (roughly 3 × rounds × 250 MB for a2, b and c), then removed with the other scratch directories.
@@ -340,11 +343,22 @@ fn main() {
         .collect();
     assert!(!workloads.is_empty(), "{USAGE}");
     let (srt, settings) = (srt.to_str().unwrap(), settings.to_str().unwrap());
-    let variants: [(&str, Vec<&str>); 3] = [
+    let baseline = std::env::var("SRT_BENCH_BASELINE").ok().map(|b| {
+        // the other uid may not reach the build tree or the file's directory
+        let b = Path::new(&b);
+        let b = if ids.is_some() { srt_tests::executable_copy(b, "fsbench-base") } else { b.to_path_buf() };
+        b.to_str().unwrap().to_string()
+    });
+    let mut variants: Vec<(&str, Vec<&str>)> = vec![
         ("bare", vec!["bash", "-c"]),
         ("srt landlock", vec![srt, "--network-mode", "landlock", "-s", settings, "-c"]),
         ("srt namespace", vec![srt, "--network-mode", "namespace", "-s", settings, "-c"]),
     ];
+    if let Some(b) = &baseline {
+        println!("baseline: {b}");
+        variants.push(("base landlock", vec![b, "--network-mode", "landlock", "-s", settings, "-c"]));
+        variants.push(("base namespace", vec![b, "--network-mode", "namespace", "-s", settings, "-c"]));
+    }
 
     let mut summary = Vec::new();
     for w in &workloads {

@@ -341,7 +341,7 @@ pub fn state_dir() -> std::io::Result<PathBuf> {
 
 /// Whether `dir` is the state directory in `/tmp` (which goes when empty) rather than a
 /// home's (which stays, as XDG state does).
-fn transient(dir: &Path) -> bool {
+pub(crate) fn transient(dir: &Path) -> bool {
     dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("srt-state-"))
 }
 

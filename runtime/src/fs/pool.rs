@@ -18,6 +18,17 @@
 //!
 //! The check after the run removes what is left of the pool; a pool directory the command
 //! wrote into is left in place and reported.
+//!
+//! On a disk filesystem making a directory costs 30-170 µs and removing one 0.3-1.5 ms
+//! (freeing its block waits for a synchronous discard on a disk mounted with `discard`), so
+//! a pool made and removed per run could only be small, and a `tar x` that makes more
+//! top-level directories than the pool holds had most of its files made by the supervisor.
+//! Where srt's state directory (which no command may write) is on the working directory's
+//! mount, the pool is kept there between runs instead ([`Pool::claim`]): a run takes a
+//! shelf of empty directories with one rename, makes only those the last run handed out,
+//! and the check puts back the ones it did not hand out ([`finish`]), each checked to be an
+//! empty directory of srt's uid, with one rename. So the pool can be large ([`SHELF_SIZE`])
+//! at no cost per run.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -34,6 +45,12 @@ use crate::fs::policy::Rights;
 /// filesystem and a few on tmpfs, where a pool is therefore bigger.
 pub const SIZE: usize = 4;
 pub const SIZE_IN_MEMORY: usize = 16;
+/// Directories per run from a shelf kept between runs: each costs a Landlock rule at launch
+/// (a few µs), and one `mkdir` at the next launch once handed out.
+pub const SHELF_SIZE: usize = 32;
+/// The shelves' directory in srt's state directory: `s-<hex>` ready, `r-<pid>-<hex>` taken
+/// by a run.
+const SHELVES: &str = "pool";
 
 /// The pool size for a directory on the filesystem of `at`.
 pub fn size_for(at: &Path) -> usize {
@@ -61,8 +78,8 @@ pub struct Pool {
     dir: OwnedFd,
     dev: u64,
     free: Mutex<Vec<CString>>,
-    /// (dev, ino) of every directory made ahead.
-    pub ids: Vec<(u64, u64)>,
+    /// Name and (dev, ino) of every directory made ahead.
+    made: Vec<(CString, (u64, u64))>,
 }
 
 fn child_name(i: usize) -> CString {
@@ -70,15 +87,95 @@ fn child_name(i: usize) -> CString {
     CString::new(format!("d{i}")).unwrap_or_default()
 }
 
+fn nonce() -> String {
+    let mut nonce = [0u8; 6];
+    // SAFETY: getrandom writes at most the buffer's length into it.
+    unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
+    nonce.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn open_dir_at(at: Option<BorrowedFd<'_>>, name: &std::ffi::CStr) -> std::io::Result<OwnedFd> {
+    let how = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let base = at.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: a live descriptor (or AT_FDCWD) and a NUL-terminated name.
+    let fd = unsafe { libc::openat(base, name.as_ptr(), how) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor we just opened and own.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+fn fstat_at(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> std::io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid out-buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
+    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The names in a directory we hold open (but `.` and `..`).
+fn names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        // SAFETY: getdents64 writes at most the buffer's length into it.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        let mut off = 0usize;
+        while off + 19 < n as usize {
+            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
+            let reclen = usize::from(u16::from_ne_bytes([buf[off + 16], buf[off + 17]]));
+            if reclen == 0 || off + reclen > n as usize {
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+            let name = &buf[off + 19..off + reclen];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                // the kernel ends each name at its first NUL
+                if let Ok(c) = CString::new(name) {
+                    out.push(c);
+                }
+            }
+            off += reclen;
+        }
+    }
+}
+
+/// The mount a path is on, as `statx` names it (`STATX_MNT_ID`): a rename works only
+/// within one.
+fn mount_id(p: &Path) -> Option<u64> {
+    let c = CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statx is a valid out-buffer.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: NUL-terminated path, pointer to a local.
+    if unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, libc::STATX_MNT_ID, &mut sx) } != 0
+        || sx.stx_mask & libc::STATX_MNT_ID == 0
+    {
+        return None;
+    }
+    Some(sx.stx_mnt_id)
+}
+
+/// A directory of srt's uid that only it may write.
+fn ours(st: &libc::stat) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    st.st_mode & libc::S_IFMT == libc::S_IFDIR && st.st_uid == me && st.st_mode & 0o022 == 0
+}
+
 impl Pool {
     /// Makes the pool in `at` (an existing directory of a writable tree).
     pub fn create(at: &Path, size: usize) -> std::io::Result<Pool> {
         use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-        let mut nonce = [0u8; 6];
-        // SAFETY: getrandom writes at most the buffer's length into it.
-        unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
-        let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
-        let parent = at.join(format!(".srt-{}-{hex}", std::process::id()));
+        let parent = at.join(format!(".srt-{}-{}", std::process::id(), nonce()));
         std::fs::DirBuilder::new().mode(0o700).create(&parent)?;
         let dir = nix::fcntl::open(
             &parent,
@@ -86,8 +183,7 @@ impl Pool {
             nix::sys::stat::Mode::empty(),
         )?;
         let dev = std::fs::symlink_metadata(&parent)?.dev();
-        let mut names = Vec::with_capacity(size);
-        let mut ids = Vec::with_capacity(size);
+        let mut made = Vec::with_capacity(size);
         for i in 0..size {
             let name = child_name(i);
             // SAFETY: live descriptor, NUL-terminated name.
@@ -95,22 +191,95 @@ impl Pool {
                 return Err(std::io::Error::last_os_error());
             }
             let m = std::fs::symlink_metadata(parent.join(std::ffi::OsStr::from_bytes(name.as_bytes())))?;
-            ids.push((m.dev(), m.ino()));
-            names.push(name);
+            made.push((name, (m.dev(), m.ino())));
         }
-        names.reverse();
-        Ok(Pool { parent, dir, dev, free: Mutex::new(names), ids })
+        Ok(Pool::new(parent, dir, dev, made))
+    }
+
+    fn new(parent: PathBuf, dir: OwnedFd, dev: u64, made: Vec<(CString, (u64, u64))>) -> Pool {
+        let free = made.iter().rev().map(|(n, _)| n.clone()).collect();
+        Pool { parent, dir, dev, free: Mutex::new(free), made }
+    }
+
+    /// Takes `size` directories from a shelf kept in srt's state directory `state` between
+    /// runs, if `state` is on the mount of `at` (else `Ok(None)`: make a pool per run). The
+    /// shelf is taken whole by one rename, so that no two runs share a directory; only the
+    /// directories missing from it are made.
+    pub fn claim(state: &Path, at: &Path, size: usize) -> std::io::Result<Option<Pool>> {
+        use std::os::unix::fs::DirBuilderExt;
+        match (mount_id(state), mount_id(at)) {
+            (Some(a), Some(b)) if a == b => {}
+            _ => return Ok(None),
+        }
+        let store = state.join(SHELVES);
+        match std::fs::DirBuilder::new().mode(0o700).create(&store) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        let c = CString::new(store.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+        let sdir = open_dir_at(None, &c)?;
+        if !ours(&sys_fstat(sdir.as_fd())?) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("{} is not a directory of srt's uid that only it may write", store.display()),
+            ));
+        }
+        let run = CString::new(format!("r-{}-{}", std::process::id(), nonce())).map_err(std::io::Error::other)?;
+        let shelf = names(sdir.as_fd())?.into_iter().filter(|n| n.as_bytes().starts_with(b"s-")).find(|n| {
+            // SAFETY: live descriptors, NUL-terminated names.
+            let r = unsafe {
+                libc::renameat2(sdir.as_raw_fd(), n.as_ptr(), sdir.as_raw_fd(), run.as_ptr(), libc::RENAME_NOREPLACE)
+            };
+            r == 0
+        });
+        // SAFETY: live descriptor, NUL-terminated name.
+        if shelf.is_none() && unsafe { libc::mkdirat(sdir.as_raw_fd(), run.as_ptr(), 0o700) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let dir = open_dir_at(Some(sdir.as_fd()), &run)?;
+        let st = sys_fstat(dir.as_fd())?;
+        if !ours(&st) {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+        let dev = st.st_dev;
+        let mut made = Vec::with_capacity(size);
+        let mut taken = Vec::new();
+        for name in names(dir.as_fd())? {
+            // what is not an empty-looking directory of ours stays, and is reported after the run
+            if let Ok(st) = fstat_at(dir.as_fd(), &name) {
+                if made.len() < size && ours(&st) && st.st_nlink == 2 {
+                    made.push((name.clone(), (st.st_dev, st.st_ino)));
+                }
+            }
+            taken.push(name);
+        }
+        let mut i = 0;
+        while made.len() < size {
+            let name = child_name(i);
+            i += 1;
+            if taken.contains(&name) {
+                continue;
+            }
+            // SAFETY: live descriptor, NUL-terminated name.
+            if unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o700) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let st = fstat_at(dir.as_fd(), &name)?;
+            made.push((name, (st.st_dev, st.st_ino)));
+        }
+        Ok(Some(Pool::new(store.join(std::ffi::OsStr::from_bytes(run.as_bytes())), dir, dev, made)))
     }
 
     /// Write rules for the directories made ahead.
     pub fn rules(&self) -> Vec<PlannedRule> {
         let write = Rights { read: false, list: false, write: true };
-        (0..self.ids.len())
-            .map(|i| PlannedRule {
-                path: self.parent.join(format!("d{i}")),
+        self.made
+            .iter()
+            .map(|(name, id)| PlannedRule {
+                path: self.parent.join(std::ffi::OsStr::from_bytes(name.as_bytes())),
                 rights: write,
                 is_dir: true,
-                id: Some(self.ids[i]),
+                id: Some(*id),
                 makes_files: true,
             })
             .collect()
@@ -126,7 +295,14 @@ impl Pool {
         if unsafe { libc::fstat(to_dir.as_raw_fd(), &mut st) } < 0 || st.st_dev != self.dev {
             return Ok(false);
         }
-        let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+        let name = loop {
+            let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+            if self.empty(&name) {
+                break name;
+            }
+            // not handed out, ever: it stays where it is, and the check reports it
+            tracing::debug!(pool = %self.parent.display(), name = ?name, "a pool directory that is not empty is not handed out");
+        };
         // SAFETY: live descriptors, NUL-terminated names.
         let r = unsafe {
             libc::renameat2(
@@ -151,6 +327,19 @@ impl Pool {
         }
     }
 
+    /// Whether the pool's directory `name` is still what it was made as: an empty directory
+    /// of srt's uid that only it may write. A shelf is kept between runs, so what is on it
+    /// is judged when it is handed out, not when it was put there: a shelf planted by a
+    /// command that could write a state directory of another run (`XDG_STATE_HOME` or
+    /// `HOME` set differently then), or a directory this run's command wrote into through
+    /// its path in the state directory, is never a "new, empty" directory in its tree.
+    fn empty(&self, name: &std::ffi::CStr) -> bool {
+        let Some(id) = self.made.iter().find(|(n, _)| n.as_c_str() == name).map(|(_, id)| *id) else { return false };
+        let Ok(d) = open_dir_at(Some(self.dir.as_fd()), name) else { return false };
+        sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st) && (st.st_dev, st.st_ino) == id)
+            && names(d.as_fd()).is_ok_and(|n| n.is_empty())
+    }
+
     /// Whether a directory is left to hand out.
     pub fn any_left(&self) -> bool {
         self.free.lock().is_ok_and(|f| !f.is_empty())
@@ -159,6 +348,66 @@ impl Pool {
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()
     }
+}
+
+fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid out-buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: live descriptor, pointer to a local.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// What is left of a pool after the run: a shelf's directories go back to the shelves, a
+/// pool of the run's own is removed ([`remove`]). A directory the command wrote into stays
+/// where it is, and is named in the returned list.
+///
+/// `all_gone`: every process of the command is known to have ended. A run whose srt and
+/// auditor were both killed may have left processes behind (landlock mode), whose
+/// Landlock rules still grant writing in every directory of its pool: those directories
+/// are removed, never handed to a later run (in another project, perhaps).
+pub fn finish(parent: &Path, all_gone: bool) -> Vec<PathBuf> {
+    let shelf = parent.parent().filter(|s| s.file_name() == Some(std::ffi::OsStr::new(SHELVES)));
+    let run = parent.file_name().is_some_and(|n| n.as_bytes().starts_with(b"r-"));
+    match shelf {
+        Some(store) if run && all_gone => shelve(store, parent),
+        _ => remove(parent),
+    }
+}
+
+/// Puts a run's shelf back, if every directory left in it is an empty directory of srt's
+/// uid only it may write (each given mode 0700 back); otherwise it stays as it is (a later
+/// run never takes an `r-` directory) and what is not such a directory is reported.
+fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
+    let Ok(c) = CString::new(parent.as_os_str().as_bytes()) else { return vec![parent.to_path_buf()] };
+    let Ok(dir) = open_dir_at(None, &c) else { return Vec::new() };
+    let Ok(entries) = names(dir.as_fd()) else { return vec![parent.to_path_buf()] };
+    let mut kept = Vec::new();
+    for name in entries {
+        let empty = open_dir_at(Some(dir.as_fd()), &name).is_ok_and(|d| {
+            // SAFETY: geteuid cannot fail.
+            let me = unsafe { libc::geteuid() };
+            // its mode the command may have lowered (fchmod of an open directory): given back
+            let fits = sys_fstat(d.as_fd())
+                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR && st.st_uid == me)
+                && names(d.as_fd()).is_ok_and(|n| n.is_empty());
+            // SAFETY: plain syscall on a descriptor we own.
+            fits && unsafe { libc::fchmod(d.as_raw_fd(), 0o700) } == 0 && sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st))
+        });
+        if !empty {
+            kept.push(parent.join(std::ffi::OsStr::from_bytes(name.as_bytes())));
+        }
+    }
+    if kept.is_empty() {
+        let to = store.join(format!("s-{}", nonce()));
+        if std::fs::rename(parent, &to).is_err() {
+            // the shelf is not lost: nothing takes an `r-` directory, so remove it instead
+            return remove(parent);
+        }
+    }
+    kept
 }
 
 /// Removes what is left of a pool after the run: its empty directories and itself. One the
@@ -180,30 +429,5 @@ pub fn remove(parent: &Path) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hands_out_each_directory_once_then_none() {
-        let root = std::env::temp_dir().join(format!("srt-pool-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("w")).unwrap();
-        let pool = Pool::create(&root.join("w"), 2).unwrap();
-        assert_eq!(pool.rules().len(), 2);
-        let w = nix::fcntl::open(
-            &root.join("w"),
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
-            nix::sys::stat::Mode::empty(),
-        )
-        .unwrap();
-        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
-        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Err(libc::EEXIST), "the name is taken");
-        assert_eq!(pool.hand_out(w.as_fd(), c"b"), Ok(true));
-        assert_eq!(pool.hand_out(w.as_fd(), c"c"), Ok(false), "used up");
-        assert!(root.join("w/a").is_dir() && root.join("w/b").is_dir());
-        std::fs::write(root.join("w/a/f"), "x").unwrap();
-        assert!(remove(&pool.parent).is_empty());
-        assert!(!pool.parent.exists());
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-}
+#[path = "pool_tests.rs"]
+mod tests;

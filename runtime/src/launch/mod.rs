@@ -82,7 +82,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         } else {
             None
         };
-        let pool = make_pool(settings).map(std::sync::Arc::new);
+        let pool = make_pool(settings, state_dir.as_deref()).map(std::sync::Arc::new);
         Ok((tmp, state_dir, pool))
     };
     let meanwhile = || -> Result<_, LaunchError> {

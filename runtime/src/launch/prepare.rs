@@ -149,9 +149,10 @@ pub fn check_kernel(p: &Prepared, allow_weaker: bool) -> Result<(), LaunchError>
     Ok(())
 }
 
-/// The run's directory pool ([`crate::fs::pool`]), in the working directory when the settings
-/// let the command write there. A pool that cannot be made costs only speed.
-pub(crate) fn make_pool(settings: &Settings) -> Option<crate::fs::pool::Pool> {
+/// The run's directory pool ([`crate::fs::pool`]), when the settings let the command write in
+/// the working directory: a shelf kept in srt's state directory where that is on the same
+/// mount, else made in the working directory. A pool that cannot be made costs only speed.
+pub(crate) fn make_pool(settings: &Settings, state_dir: Option<&Path>) -> Option<crate::fs::pool::Pool> {
     if settings.filesystem.disabled.unwrap_or(false) {
         return None;
     }
@@ -159,6 +160,14 @@ pub(crate) fn make_pool(settings: &Settings) -> Option<crate::fs::pool::Pool> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
         return None;
+    }
+    // a state directory in /tmp goes when empty: nothing is kept there
+    if let Some(state) = state_dir.filter(|s| !crate::check::journal::transient(s)) {
+        match crate::fs::pool::Pool::claim(state, &cwd, crate::fs::pool::SHELF_SIZE) {
+            Ok(Some(p)) => return Some(p),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("no directory shelf in {}: {e}", state.display()),
+        }
     }
     crate::fs::pool::Pool::create(&cwd, crate::fs::pool::size_for(&cwd))
         .map_err(|e| tracing::debug!("no directory pool in {}: {e}", cwd.display()))
@@ -172,7 +181,7 @@ pub(crate) struct PoolGuard(pub(crate) Option<PathBuf>);
 impl Drop for PoolGuard {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            crate::fs::pool::remove(p);
+            crate::fs::pool::finish(p, true);
         }
     }
 }
