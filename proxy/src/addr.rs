@@ -123,14 +123,16 @@ fn classify_v4(a: Ipv4Addr, own: &[IpAddr], denied: &[Cidr]) -> Option<AddrClass
     }
 }
 
-/// Every address configured on this host's interfaces.
-pub fn own_addresses() -> Vec<IpAddr> {
+/// Every address configured on this host's interfaces. `Err` when they cannot be listed
+/// (getifaddrs needs a netlink socket: out of descriptors, it fails), which must never be
+/// read as "this host has no addresses".
+pub fn own_addresses() -> std::io::Result<Vec<IpAddr>> {
     let mut out = Vec::new();
     let mut ifap: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `ifap` with a list we walk read-only and then free.
     unsafe {
         if libc::getifaddrs(&mut ifap) != 0 {
-            return out;
+            return Err(std::io::Error::last_os_error());
         }
         let mut cur = ifap;
         while !cur.is_null() {
@@ -152,7 +154,7 @@ pub fn own_addresses() -> Vec<IpAddr> {
         }
         libc::freeifaddrs(ifap);
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -205,6 +207,6 @@ mod tests {
 
     #[test]
     fn own_addresses_include_loopback() {
-        assert!(own_addresses().contains(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        assert!(own_addresses().unwrap().contains(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
     }
 }

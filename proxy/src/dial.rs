@@ -56,7 +56,13 @@ pub async fn dial(shared: &Shared, t: &Target) -> Result<Dialed, (DialError, Vec
     let (addrs, trusted) =
         shared.resolver.resolve(&t.host, t.port).await.map_err(|e| (DialError::Resolve(e), vec![]))?;
     let policy = shared.policy.load();
-    let vetted = policy.vet(t, &addrs, trusted, shared.own()).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
+    // not knowing this host's addresses, an address that could be one of them is refused
+    let own = match shared.own() {
+        Some(own) => own,
+        None if trusted => &[],
+        None => return Err((DialError::Refused(crate::addr::AddrClass::OwnInterface), addrs)),
+    };
+    let vetted = policy.vet(t, &addrs, trusted, own).map_err(|c| (DialError::Refused(c), addrs.clone()))?;
     let mut last = DialError::Timeout;
     for ip in vetted {
         let sa = SocketAddr::new(ip, t.port);

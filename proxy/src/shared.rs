@@ -127,9 +127,27 @@ impl Shared {
         }
     }
 
-    /// This host's interface addresses (listed once, on first use).
-    pub fn own(&self) -> &[IpAddr] {
-        self.own.get_or_init(crate::addr::own_addresses)
+    /// This host's interface addresses (listed once, on first use), or `None` when they
+    /// could not be listed. The first dial comes when the command chooses, so it can choose
+    /// a moment when srt is out of descriptors: a failure is not kept, and the caller
+    /// refuses what it cannot classify ([`crate::dial::dial`]).
+    pub fn own(&self) -> Option<&[IpAddr]> {
+        self.own_with(crate::addr::own_addresses)
+    }
+
+    fn own_with(&self, list: impl FnOnce() -> std::io::Result<Vec<IpAddr>>) -> Option<&[IpAddr]> {
+        if let Some(own) = self.own.get() {
+            return Some(own);
+        }
+        match list() {
+            Ok(own) => Some(self.own.get_or_init(|| own)),
+            Err(e) => {
+                let mut f = serde_json::Map::new();
+                f.insert("error".into(), serde_json::Value::from(e.to_string()));
+                self.log.event("own-addresses-unknown", f);
+                None
+            }
+        }
     }
 
     /// A refused DNS name that is only a search-list attempt.
@@ -200,4 +218,30 @@ pub type Dialer = std::sync::Arc<
 
 pub fn system_dialer() -> Dialer {
     std::sync::Arc::new(|sa| Box::pin(TcpStream::connect(sa)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared() -> Arc<Shared> {
+        let policy = Policy::from_settings(&settings_schema::Settings::default()).unwrap();
+        Shared::new(policy, None, crate::resolve::Resolver::new(Duration::from_secs(1)), Limits::default(), Log::off())
+    }
+
+    /// The command chooses when the first dial comes (and can fill srt's descriptor table
+    /// first): an interface list that could not be read is not taken as "no addresses",
+    /// and is read again at the next dial.
+    #[test]
+    fn a_failed_interface_listing_is_unknown_and_not_kept() {
+        let s = shared();
+        assert_eq!(s.own_with(|| Err(std::io::Error::from_raw_os_error(libc::EMFILE))), None);
+        let own: Vec<IpAddr> = vec!["192.0.2.2".parse().unwrap()];
+        assert_eq!(s.own_with(|| Ok(own.clone())), Some(&own[..]));
+        assert_eq!(
+            s.own_with(|| Err(std::io::Error::from_raw_os_error(libc::EMFILE))),
+            Some(&own[..]),
+            "kept once read"
+        );
+    }
 }

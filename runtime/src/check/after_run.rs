@@ -33,8 +33,18 @@ use crate::fs::policy::under;
 use crate::git::audit::{Auditor, Report};
 use crate::git::dirfd::{c_path, cname, give_back, libc_cwd, lstat_at, open_dir, open_up};
 
-/// Runs the check for one run, whose journal is the file `journal`.
-pub fn check(h: &Header, entries: &[Entry], journal: &Path) -> Report {
+/// Runs the check for one run.
+pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
+    // The run's pools are places the command could write too (every directory of a pool
+    // has a write rule), and a pool kept in srt's state directory lies outside the
+    // writable trees: without them as roots, what the command planted in a pool directory
+    // it was not given (a git directory a `.git` file in its tree names) went unchecked.
+    let mut roots = h.roots.clone();
+    for p in &h.pools {
+        roots.push(p.clone());
+        roots.extend(p.canonicalize().ok().filter(|c| c != p));
+    }
+    let h = &Header { roots, ..h.clone() };
     let mut c = Check { a: Auditor::new(h.since, h.allow_git_config, h.trusted.clone(), h.roots.clone()), h };
     for g in &h.guarded {
         c.git_dir_at(g);
@@ -68,11 +78,8 @@ pub fn check(h: &Header, entries: &[Entry], journal: &Path) -> Report {
     }
     // what the command wrote into directories of the pool it was not given is checked like a
     // moved directory, and stays
-    // a shelf goes back only from its own state directory's journal: a journal planted in
-    // another one (see the README's limits) could name a live run's shelf
-    let state = journal.parent().and_then(Path::parent);
     for p in &h.pools {
-        for kept in crate::fs::pool::finish(p, state) {
+        for kept in crate::fs::pool::finish(p, all_gone) {
             c.walk(&kept);
             c.a.unchecked(format!(
                 "{}: srt's own directory, written into by the command; left in place",

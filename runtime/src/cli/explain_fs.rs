@@ -273,11 +273,11 @@ fn missing_by_directory(w: &mut String, pol: &crate::fs::policy::FsPolicy, setti
 /// Where a protected path comes from, for the listing.
 fn origin(p: &Path, settings_files: &[PathBuf]) -> &'static str {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if settings_files.iter().any(|s| s == p || crate::fs::prepare::canonical(s) == p) {
+    if settings_files.iter().any(|s| s == p || crate::fs::resolve::canonical(s) == p) {
         "(settings file)"
     } else if crate::check::journal::state_dir_candidates()
         .iter()
-        .any(|s| s == p || crate::fs::prepare::canonical(s) == p)
+        .any(|s| s == p || crate::fs::resolve::canonical(s) == p)
     {
         "(srt's state)"
     } else if name == "HEAD" {

@@ -20,4 +20,5 @@ pub mod policy;
 pub mod pool;
 pub mod prepare;
 pub mod protected_names;
+pub mod resolve;
 pub mod tmpdir;

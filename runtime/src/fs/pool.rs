@@ -295,7 +295,14 @@ impl Pool {
         if unsafe { libc::fstat(to_dir.as_raw_fd(), &mut st) } < 0 || st.st_dev != self.dev {
             return Ok(false);
         }
-        let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+        let name = loop {
+            let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
+            if self.empty(&name) {
+                break name;
+            }
+            // not handed out, ever: it stays where it is, and the check reports it
+            tracing::debug!(pool = %self.parent.display(), name = ?name, "a pool directory that is not empty is not handed out");
+        };
         // SAFETY: live descriptors, NUL-terminated names.
         let r = unsafe {
             libc::renameat2(
@@ -320,6 +327,19 @@ impl Pool {
         }
     }
 
+    /// Whether the pool's directory `name` is still what it was made as: an empty directory
+    /// of srt's uid that only it may write. A shelf is kept between runs, so what is on it
+    /// is judged when it is handed out, not when it was put there: a shelf planted by a
+    /// command that could write a state directory of another run (`XDG_STATE_HOME` or
+    /// `HOME` set differently then), or a directory this run's command wrote into through
+    /// its path in the state directory, is never a "new, empty" directory in its tree.
+    fn empty(&self, name: &std::ffi::CStr) -> bool {
+        let Some(id) = self.made.iter().find(|(n, _)| n.as_c_str() == name).map(|(_, id)| *id) else { return false };
+        let Ok(d) = open_dir_at(Some(self.dir.as_fd()), name) else { return false };
+        sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st) && (st.st_dev, st.st_ino) == id)
+            && names(d.as_fd()).is_ok_and(|n| n.is_empty())
+    }
+
     /// Whether a directory is left to hand out.
     pub fn any_left(&self) -> bool {
         self.free.lock().is_ok_and(|f| !f.is_empty())
@@ -340,15 +360,19 @@ fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
     Ok(st)
 }
 
-/// What is left of a pool after the run: a shelf's directories go back to the shelves of
-/// `state` (the state directory of the journal that names it: only srt writes there), a
-/// pool of the run's own, or a shelf named from anywhere else, is removed ([`remove`]). A
-/// directory the command wrote into stays where it is, and is named in the returned list.
-pub fn finish(parent: &Path, state: Option<&Path>) -> Vec<PathBuf> {
-    let shelf = parent.parent().filter(|s| state.is_some_and(|st| *s == st.join(SHELVES)));
+/// What is left of a pool after the run: a shelf's directories go back to the shelves, a
+/// pool of the run's own is removed ([`remove`]). A directory the command wrote into stays
+/// where it is, and is named in the returned list.
+///
+/// `all_gone`: every process of the command is known to have ended. A run whose srt and
+/// auditor were both killed may have left processes behind (landlock mode), whose
+/// Landlock rules still grant writing in every directory of its pool: those directories
+/// are removed, never handed to a later run (in another project, perhaps).
+pub fn finish(parent: &Path, all_gone: bool) -> Vec<PathBuf> {
+    let shelf = parent.parent().filter(|s| s.file_name() == Some(std::ffi::OsStr::new(SHELVES)));
     let run = parent.file_name().is_some_and(|n| n.as_bytes().starts_with(b"r-"));
     match shelf {
-        Some(store) if run => shelve(store, parent),
+        Some(store) if run && all_gone => shelve(store, parent),
         _ => remove(parent),
     }
 }
@@ -405,69 +429,5 @@ pub fn remove(parent: &Path) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hands_out_each_directory_once_then_none() {
-        let root = std::env::temp_dir().join(format!("srt-pool-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("w")).unwrap();
-        let pool = Pool::create(&root.join("w"), 2).unwrap();
-        assert_eq!(pool.rules().len(), 2);
-        let w = nix::fcntl::open(
-            &root.join("w"),
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
-            nix::sys::stat::Mode::empty(),
-        )
-        .unwrap();
-        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
-        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Err(libc::EEXIST), "the name is taken");
-        assert_eq!(pool.hand_out(w.as_fd(), c"b"), Ok(true));
-        assert_eq!(pool.hand_out(w.as_fd(), c"c"), Ok(false), "used up");
-        assert!(root.join("w/a").is_dir() && root.join("w/b").is_dir());
-        std::fs::write(root.join("w/a/f"), "x").unwrap();
-        assert!(remove(&pool.parent).is_empty());
-        assert!(!pool.parent.exists());
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
-    fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
-        let root = std::env::temp_dir().join(format!("srt-shelf-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("state")).unwrap();
-        std::fs::create_dir_all(root.join("w")).unwrap();
-        let w = nix::fcntl::open(
-            &root.join("w"),
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
-            nix::sys::stat::Mode::empty(),
-        )
-        .unwrap();
-        let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
-        assert_eq!(pool.rules().len(), 3);
-        assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
-        let first: Vec<_> = pool.made.iter().map(|(_, id)| *id).collect();
-        let state = root.join("state");
-        assert!(finish(&pool.parent, Some(&state)).is_empty());
-        assert!(!pool.parent.exists(), "put back on the shelves");
-        // the next run takes the same two directories and makes one
-        let again = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
-        let ids: Vec<_> = again.made.iter().map(|(_, id)| *id).collect();
-        assert_eq!(ids.iter().filter(|i| first.contains(i)).count(), 2, "{first:?} {ids:?}");
-        // one written into stays where it is, and so does its shelf
-        std::fs::write(again.rules()[0].path.join("HEAD"), "x").unwrap();
-        let kept = finish(&again.parent, Some(&state));
-        assert_eq!(kept, vec![again.rules()[0].path.clone()]);
-        assert!(again.parent.exists());
-        // a third run does not take that shelf
-        let third = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
-        assert!(third.rules().iter().all(|r| !r.path.join("HEAD").exists()));
-        assert_ne!(third.parent, again.parent);
-        // named by a journal of another state directory, a shelf is not put back
-        assert!(finish(&third.parent, Some(&root.join("elsewhere"))).is_empty());
-        assert!(!third.parent.exists(), "removed");
-        assert_eq!(std::fs::read_dir(state.join(SHELVES)).unwrap().count(), 1, "only the kept one");
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-}
+#[path = "pool_tests.rs"]
+mod tests;

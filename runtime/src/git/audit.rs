@@ -43,6 +43,7 @@ use nix::sys::stat::Mode;
 use crate::git::config;
 use crate::git::dirfd::*;
 pub use crate::git::report::{tell, Quarantined, Report, Stamp};
+use crate::git::shape::{gitfile_target, ups_for};
 
 /// Entries looked at, at most: a bound on the work at exit (a writable `$HOME` with a
 /// million files takes about a second). Beyond it srt says what it did not check.
@@ -74,16 +75,6 @@ fn top_level(roots: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// How many `..` steps lead from git directory `dir` to the top of its repository's tree:
-/// the components after the first `.git`, plus one; 0 outside any `.git` (bare).
-fn ups_for(dir: &Path) -> usize {
-    let parts: Vec<&OsStr> = dir.iter().collect();
-    match parts.iter().position(|p| *p == OsStr::new(".git")) {
-        Some(i) => parts.len() - i,
-        None => 0,
-    }
 }
 
 pub(crate) struct Auditor {
@@ -499,28 +490,6 @@ impl Auditor {
         let e = std::io::Error::last_os_error();
         self.unchecked(format!("{}: could not move it aside ({e}): {why}", path.join(name).display()));
     }
-}
-
-/// Where a `.git` file points, read exactly as git reads it (`read_gitfile_gently`):
-/// `gitdir: ` and everything after it, but for the trailing line ends, spaces and further
-/// lines included. Any other reading lets the command name one directory to srt and
-/// another to git (`gitdir: x ` opens `x `).
-fn gitfile_target(text: &[u8]) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut rest = text.strip_prefix(b"gitdir: ")?;
-    while let Some(r) = rest.strip_suffix(b"\n").or_else(|| rest.strip_suffix(b"\r")) {
-        rest = r;
-    }
-    (!rest.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(rest)))
-}
-
-fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let how = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
-    let fd = nix::fcntl::openat(dir, name, how, Mode::empty())?;
-    let mut text = Vec::new();
-    std::fs::File::from(fd).take(config::MAX_LEN as u64 + 1).read_to_end(&mut text)?;
-    Ok(text)
 }
 
 #[cfg(test)]

@@ -99,3 +99,13 @@ pub(crate) fn libc_cwd() -> BorrowedFd<'static> {
     // SAFETY: AT_FDCWD is a constant every *at call accepts; it is never closed.
     unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) }
 }
+
+/// A file's first bytes, at most what git reads of it.
+pub(crate) fn read_capped(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let how = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+    let fd = nix::fcntl::openat(dir, name, how, Mode::empty())?;
+    let mut text = Vec::new();
+    std::fs::File::from(fd).take(crate::git::config::MAX_LEN as u64 + 1).read_to_end(&mut text)?;
+    Ok(text)
+}

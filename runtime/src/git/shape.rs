@@ -11,7 +11,7 @@
 //! counts whatever it holds so far: the command (or a later run) may add the rest.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::paths::under;
 
@@ -48,6 +48,29 @@ pub fn inside_git_dir(known: &[std::path::PathBuf], path: &Path) -> bool {
         return true;
     }
     parent.ancestors().take(MAX_UP).any(is_git_dir)
+}
+
+/// Where a `.git` file points, read exactly as git reads it (`read_gitfile_gently`):
+/// `gitdir: ` and everything after it, but for the trailing line ends, spaces and further
+/// lines included. Any other reading lets the command name one directory to srt and
+/// another to git (`gitdir: x ` opens `x `).
+pub fn gitfile_target(text: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut rest = text.strip_prefix(b"gitdir: ")?;
+    while let Some(r) = rest.strip_suffix(b"\n").or_else(|| rest.strip_suffix(b"\r")) {
+        rest = r;
+    }
+    (!rest.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(rest)))
+}
+
+/// How many `..` steps lead from git directory `dir` to the top of its repository's tree:
+/// the components after the first `.git`, plus one; 0 outside any `.git` (bare).
+pub(crate) fn ups_for(dir: &Path) -> usize {
+    let parts: Vec<&OsStr> = dir.iter().collect();
+    match parts.iter().position(|p| *p == OsStr::new(".git")) {
+        Some(i) => parts.len() - i,
+        None => 0,
+    }
 }
 
 #[cfg(test)]

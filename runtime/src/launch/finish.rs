@@ -3,10 +3,12 @@
 
 /// With every process of the command gone: moves aside what it planted in git
 /// repositories the rules could not follow ([`crate::git::audit`]), then drops the journal.
-pub(crate) fn check_run(j: &crate::check::journal::Journal) {
+/// `all_gone`: srt saw every process of the command end (else, a run whose srt and auditor
+/// were both killed, its pool is not put back on a shelf: see [`crate::fs::pool::finish`]).
+pub(crate) fn check_run(j: &crate::check::journal::Journal, all_gone: bool) {
     let t = std::time::Instant::now();
     let report = match crate::check::journal::read(j.path()) {
-        Ok((header, entries)) => crate::check::after_run::check(&header, &entries, j.path()),
+        Ok((header, entries)) => crate::check::after_run::check(&header, &entries, all_gone),
         Err(e) => {
             eprintln!(
                 "srt: error: could not read this run's journal {} ({e}); the check for planted git configuration was not done",

@@ -112,7 +112,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         }
     });
     let (tmp, state_dir, pool) = dirs?;
-    let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()), state_dir.clone());
+    let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()));
     let ((program, argv), mut net) = here?;
     let mut attempt = 0;
     let (prepared, ruleset) = loop {

@@ -90,7 +90,7 @@ pub(crate) fn finish_run(tmp: &TmpDir, journal: Option<std::sync::Arc<crate::che
         crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
     if let Some(j) = journal {
-        check_run(&j);
+        check_run(&j, true);
     }
 }
 
@@ -136,7 +136,7 @@ pub(crate) fn finish_stale_runs() {
                 crate::warn!("could not remove {}: {e}", header.tmpdir.display());
             }
         }
-        check_run(&crate::check::journal::adopt(file.into(), path));
+        check_run(&crate::check::journal::adopt(file.into(), path), false);
     }
 }
 

@@ -61,7 +61,7 @@ pub fn prepare(
     };
     let fs_enabled = !settings.filesystem.disabled.unwrap_or(false);
     let policy = if fs_enabled {
-        prepare::with_resolution_cache(|| prepare::fs_policy(settings, &cx))?
+        crate::fs::resolve::with_resolution_cache(|| prepare::fs_policy(settings, &cx))?
     } else {
         FsPolicy::default()
     };
@@ -174,14 +174,14 @@ pub(crate) fn make_pool(settings: &Settings, state_dir: Option<&Path>) -> Option
         .ok()
 }
 
-/// Removes what is left of the pool (the pool's directory, srt's state directory) when the
-/// run ends, however it ends (the check after the run normally has done so already).
-pub(crate) struct PoolGuard(pub(crate) Option<PathBuf>, pub(crate) Option<PathBuf>);
+/// Removes what is left of the pool when the run ends, however it ends (the check after
+/// the run normally has done so already).
+pub(crate) struct PoolGuard(pub(crate) Option<PathBuf>);
 
 impl Drop for PoolGuard {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            crate::fs::pool::finish(p, self.1.as_deref());
+            crate::fs::pool::finish(p, true);
         }
     }
 }

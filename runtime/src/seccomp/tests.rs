@@ -1,3 +1,5 @@
+use super::bpf::*;
+use super::rules::*;
 use super::*;
 
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {

@@ -11,29 +11,18 @@
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::{Call, Outcome};
 use crate::net::{self, Verdict};
 use crate::seccomp::notify;
-
-/// (level, name, value) of one setsockopt call.
-pub(super) type SockOpt = (i32, i32, Vec<u8>);
 
 /// Largest option value remembered (struct linger, timevals, ints fit).
 const MAX_OPTVAL: u64 = 256;
 /// Sockets whose options are remembered at most.
 const MAX_SOCKETS: usize = 4096;
 
-/// Set when namespace mode refused a transparent connect because this environment refuses
-/// `pidfd_getfd`; one srt run per process, so a process-wide flag is the run's.
-static REFUSED_WITHOUT_GETFD: AtomicBool = AtomicBool::new(false);
-
-/// Whether a transparent connect was refused because `pidfd_getfd` is refused here (srt
-/// says so at exit: the command only saw "network unreachable").
-pub fn transparent_refused_without_getfd() -> bool {
-    REFUSED_WITHOUT_GETFD.load(Ordering::Relaxed)
-}
+use super::state::REFUSED_WITHOUT_GETFD;
 
 impl Call<'_> {
     /// The socket address a connect or bind passed, read once.

@@ -10,8 +10,6 @@
 //! ours put in the command's place; srt keeps it until it listens, so that the listen too
 //! acts on that object and not on whatever the descriptor number holds by then.
 
-use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 
 use super::connect::fd_info;
@@ -22,32 +20,6 @@ use crate::net::{self, UnixRule};
 
 /// Sockets srt bound in the command's place and keeps until they listen, at most.
 const MAX_PENDING: usize = 256;
-/// Listeners remembered at most before the closed ones are forgotten.
-const MAX_LISTENERS: usize = 16_384;
-
-#[derive(Default)]
-pub(super) struct Listeners {
-    /// Every socket srt made listen for the command: cookie -> (inode, where it listens).
-    own: HashMap<u64, (u64, SocketAddr)>,
-    /// Replacement path: (inode, port, our copy) of sockets bound but not yet listening.
-    pending: VecDeque<(u64, u16, OwnedFd)>,
-}
-
-impl Listeners {
-    pub(super) fn is_own(&self, cookie: u64) -> bool {
-        self.own.contains_key(&cookie)
-    }
-
-    fn add(&mut self, cookie: u64, inode: u64, at: SocketAddr) {
-        if self.own.len() >= MAX_LISTENERS {
-            // forget those no longer listening where they did (cookies are never reused)
-            self.own.retain(|c, (_, a)| {
-                crate::net::sock_diag::tcp_listener(*a).ok().flatten().is_some_and(|l| l.cookie == *c)
-            });
-        }
-        self.own.insert(cookie, (inode, at));
-    }
-}
 
 impl Call<'_> {
     pub(super) fn bind(&self, sockfd: i32, addr: u64, len: u64) -> Outcome {

@@ -24,16 +24,19 @@
 //! main thread's signal handling never waits for any of them.
 
 mod connect;
-pub use connect::transparent_refused_without_getfd;
+pub use state::transparent_refused_without_getfd;
 mod listen;
 mod local;
 mod meta;
+mod moves;
 mod names;
 mod native;
+mod open;
 mod pids;
 mod pty;
 mod resolve;
 mod sockets;
+mod state;
 mod sys;
 mod tracee;
 mod unix;
@@ -89,13 +92,13 @@ pub struct Supervisor {
     pub files_rules: HashSet<(u64, u64)>,
     /// Directories found to be below such rules, and which. Cleared whenever a directory may
     /// have moved (any rename or rmdir), since that changes what lies above it.
-    native_dirs: Mutex<std::collections::HashMap<(u64, u64), native::Native>>,
+    native_dirs: Mutex<std::collections::HashMap<(u64, u64), state::Native>>,
     /// Inodes whose metadata the command may change, as judged by path once; cleared by any
     /// rename, link or unlink (the only ways an inode's names change under us).
     meta_ok: Mutex<HashSet<(u64, u64)>>,
     /// Socket options the command set, by socket inode, for sockets the supervisor replaces
     /// with its own connected one ([`connect`]).
-    sockopts: Mutex<std::collections::HashMap<u64, Vec<connect::SockOpt>>>,
+    sockopts: Mutex<std::collections::HashMap<u64, Vec<state::SockOpt>>>,
     /// Working directory per thread id, for the fast path ([`native`]).
     cwds: Mutex<std::collections::HashMap<u32, Arc<OwnedFd>>>,
     /// Umask per thread id. Read from /proc once per thread, forgotten whenever any thread
@@ -109,7 +112,7 @@ pub struct Supervisor {
     /// split directory ([`crate::fs::pool`]).
     pub pool: Option<Arc<crate::fs::pool::Pool>>,
     /// Landlock mode: the listeners srt made for the command ([`listen`]).
-    listeners: Mutex<listen::Listeners>,
+    listeners: Mutex<state::Listeners>,
     /// `allowUnixSockets`, as absolute paths ([`unix`]).
     pub unix_paths: Vec<PathBuf>,
     /// Landlock mode: the auditor, whose descendants are the command's processes

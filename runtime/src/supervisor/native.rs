@@ -23,18 +23,7 @@ use super::sys;
 use super::tracee::Base;
 use super::Call;
 
-/// What the Landlock rules above a directory let the kernel do there without the
-/// supervisor (ordered: each grants what the ones before it do).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Native {
-    /// No write rule: the supervisor judges and performs every change.
-    No,
-    /// A write rule on a directory that existed at launch: files are written, removed and
-    /// moved out natively, but made or moved in only by the supervisor.
-    Write,
-    /// Below a directory srt made for the run (the pool, TMPDIR): files are made natively.
-    Files,
-}
+pub(crate) use super::state::Native;
 
 /// Ancestors walked at most (deeper trees are judged the slow way).
 const MAX_DEPTH: usize = 256;

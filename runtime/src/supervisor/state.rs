@@ -1,0 +1,63 @@
+//! What the supervisor keeps across calls that the handlers share with its core: which
+//! directories Landlock lets the kernel write in, the command's socket options and the
+//! listeners srt made for it, and whether a transparent connect met a refused
+//! `pidfd_getfd`. Below every handler, so that the core and the handlers both import it
+//! and neither imports the other.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What the Landlock rules above a directory let the kernel do there without the
+/// supervisor (ordered: each grants what the ones before it do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Native {
+    /// No write rule: the supervisor judges and performs every change.
+    No,
+    /// A write rule on a directory that existed at launch: files are written, removed and
+    /// moved out natively, but made or moved in only by the supervisor.
+    Write,
+    /// Below a directory srt made for the run (the pool, TMPDIR): files are made natively.
+    Files,
+}
+
+/// (level, name, value) of one setsockopt call.
+pub(super) type SockOpt = (i32, i32, Vec<u8>);
+
+/// Listeners remembered at most before the closed ones are forgotten.
+const MAX_LISTENERS: usize = 16_384;
+
+#[derive(Default)]
+pub(super) struct Listeners {
+    /// Every socket srt made listen for the command: cookie -> (inode, where it listens).
+    pub(super) own: HashMap<u64, (u64, SocketAddr)>,
+    /// Replacement path: (inode, port, our copy) of sockets bound but not yet listening.
+    pub(super) pending: VecDeque<(u64, u16, OwnedFd)>,
+}
+
+impl Listeners {
+    pub(super) fn is_own(&self, cookie: u64) -> bool {
+        self.own.contains_key(&cookie)
+    }
+
+    pub(super) fn add(&mut self, cookie: u64, inode: u64, at: SocketAddr) {
+        if self.own.len() >= MAX_LISTENERS {
+            // forget those no longer listening where they did (cookies are never reused)
+            self.own.retain(|c, (_, a)| {
+                crate::net::sock_diag::tcp_listener(*a).ok().flatten().is_some_and(|l| l.cookie == *c)
+            });
+        }
+        self.own.insert(cookie, (inode, at));
+    }
+}
+
+/// Set when namespace mode refused a transparent connect because this environment refuses
+/// `pidfd_getfd`; one srt run per process, so a process-wide flag is the run's.
+pub(super) static REFUSED_WITHOUT_GETFD: AtomicBool = AtomicBool::new(false);
+
+/// Whether a transparent connect was refused because `pidfd_getfd` is refused here (srt
+/// says so at exit: the command only saw "network unreachable").
+pub fn transparent_refused_without_getfd() -> bool {
+    REFUSED_WITHOUT_GETFD.load(Ordering::Relaxed)
+}
