@@ -385,16 +385,19 @@ fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
     let Ok(dir) = open_dir_at(None, &c) else { return Vec::new() };
     let Ok(entries) = names(dir.as_fd()) else { return vec![parent.to_path_buf()] };
     let mut kept = Vec::new();
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
     for name in entries {
         let empty = open_dir_at(Some(dir.as_fd()), &name).is_ok_and(|d| {
-            // SAFETY: geteuid cannot fail.
-            let me = unsafe { libc::geteuid() };
-            // its mode the command may have lowered (fchmod of an open directory): given back
-            let fits = sys_fstat(d.as_fd())
-                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR && st.st_uid == me)
+            let Ok(st) = sys_fstat(d.as_fd()) else { return false };
+            let fits = st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                && st.st_uid == me
                 && names(d.as_fd()).is_ok_and(|n| n.is_empty());
-            // SAFETY: plain syscall on a descriptor we own.
-            fits && unsafe { libc::fchmod(d.as_raw_fd(), 0o700) } == 0 && sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st))
+            // its mode the command may have lowered (fchmod of an open directory): given
+            // back, and read again; one still 0700 (the usual case) needs neither
+            fits && (st.st_mode & 0o7777 == 0o700
+                // SAFETY: plain syscall on a descriptor we own.
+                || (unsafe { libc::fchmod(d.as_raw_fd(), 0o700) } == 0 && sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st))))
         });
         if !empty {
             kept.push(parent.join(std::ffi::OsStr::from_bytes(name.as_bytes())));
