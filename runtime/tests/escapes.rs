@@ -28,6 +28,7 @@ mod escape {
     mod review_git_files;
     mod review_home;
     mod review_journal;
+    mod review_shelf;
     mod review_lifecycle;
     mod review_local;
     mod review_metadata;
