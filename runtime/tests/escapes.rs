@@ -28,13 +28,13 @@ mod escape {
     mod review_git_files;
     mod review_home;
     mod review_journal;
-    mod review_shelf;
     mod review_lifecycle;
     mod review_local;
     mod review_metadata;
     mod review_pids;
     mod review_rules;
     mod review_second;
+    mod review_shelf;
     mod review_srt_death;
     mod review_third;
     mod syscalls;
