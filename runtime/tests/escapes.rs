@@ -34,6 +34,7 @@ mod escape {
     mod review_pids;
     mod review_rules;
     mod review_second;
+    mod review_shelf;
     mod review_srt_death;
     mod review_third;
     mod syscalls;

@@ -328,7 +328,7 @@ impl Pool {
     }
 
     /// Whether the pool's directory `name` is still what it was made as: an empty directory
-    /// of srt's uid that only it may write. A shelf is kept between runs, so what is on it
+    /// of srt's uid that only it may write, with no extended attribute ([`bare`]). A shelf is kept between runs, so what is on it
     /// is judged when it is handed out, not when it was put there: a shelf planted by a
     /// command that could write a state directory of another run (`XDG_STATE_HOME` or
     /// `HOME` set differently then), or a directory this run's command wrote into through
@@ -338,6 +338,7 @@ impl Pool {
         let Ok(d) = open_dir_at(Some(self.dir.as_fd()), name) else { return false };
         sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st) && (st.st_dev, st.st_ino) == id)
             && names(d.as_fd()).is_ok_and(|n| n.is_empty())
+            && bare(d.as_fd())
     }
 
     /// Whether a directory is left to hand out.
@@ -348,6 +349,27 @@ impl Pool {
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()
     }
+}
+
+/// Extended attributes a directory may carry and still be handed out as a new one: the
+/// security module's label, which the kernel gives every inode and no command may set.
+const LABELS: &[&[u8]] = &[b"security.selinux", b"security.SMACK64"];
+
+/// Whether an open directory carries no extended attribute but a security label. A default
+/// ACL (`system.posix_acl_default`) leaves the mode as it is, and every file and directory
+/// later made below takes it: on a directory of a shelf planted by a run with another
+/// state directory, it would open the files of whichever run is handed it to other users,
+/// whatever that run's umask. Any other attribute too is nothing a new directory has.
+fn bare(d: BorrowedFd<'_>) -> bool {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: live descriptor; flistxattr writes at most the buffer's length into it.
+    let n = unsafe { libc::flistxattr(d.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        // a filesystem without extended attributes has none to carry
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP);
+    }
+    buf.truncate(n as usize);
+    buf.split(|&b| b == 0).filter(|n| !n.is_empty()).all(|n| LABELS.contains(&n))
 }
 
 fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
@@ -378,7 +400,7 @@ pub fn finish(parent: &Path, all_gone: bool) -> Vec<PathBuf> {
 }
 
 /// Puts a run's shelf back, if every directory left in it is an empty directory of srt's
-/// uid only it may write (each given mode 0700 back); otherwise it stays as it is (a later
+/// uid only it may write, with no extended attribute ([`bare`]) (each given mode 0700 back); otherwise it stays as it is (a later
 /// run never takes an `r-` directory) and what is not such a directory is reported.
 fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
     let Ok(c) = CString::new(parent.as_os_str().as_bytes()) else { return vec![parent.to_path_buf()] };
@@ -392,7 +414,8 @@ fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
             let Ok(st) = sys_fstat(d.as_fd()) else { return false };
             let fits = st.st_mode & libc::S_IFMT == libc::S_IFDIR
                 && st.st_uid == me
-                && names(d.as_fd()).is_ok_and(|n| n.is_empty());
+                && names(d.as_fd()).is_ok_and(|n| n.is_empty())
+                && bare(d.as_fd());
             // its mode the command may have lowered (fchmod of an open directory): given
             // back, and read again; one still 0700 (the usual case) needs neither
             fits && (st.st_mode & 0o7777 == 0o700

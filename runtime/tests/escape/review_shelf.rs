@@ -1,0 +1,84 @@
+//! The directory shelf kept between runs in srt's state directory (`pool/`), a second
+//! attacker pass: what a run can leave on a directory that still looks like "an empty
+//! directory of srt's uid, mode 0700" when the next run (in any project) is handed it.
+
+use super::harness::Scenario;
+use crate::escapes;
+
+/// Sets a default POSIX ACL (`other::rwx`, the binary `system.posix_acl_default` format)
+/// on every pool directory of its run it can reach by path (the shelf in srt's state
+/// directory, or the pool in the working directory), none of which it was handed.
+const DEFAULT_ACL: &str = r#"python3 - <<'PY'
+import os, glob, struct
+home, w = os.environ['HOME'], os.environ['W']
+acl = struct.pack('<I', 2)
+for tag in (0x01, 0x04, 0x20):  # USER_OBJ, GROUP_OBJ, OTHER
+    acl += struct.pack('<HHI', tag, 7, 0xffffffff)
+n = 0
+for p in glob.glob(home + '/.local/state/srt/pool/r-*/d*') + glob.glob(w + '/.srt-*/d*'):
+    try:
+        os.setxattr(p, 'system.posix_acl_default', acl)
+        n += 1
+    except OSError:
+        pass
+print('acl on', n)
+PY"#;
+
+/// The next run makes directories (each one of the shelf's, where there is one) and a
+/// file in each, with umask 077.
+const NEXT_RUN: &str = "umask 077; for d in a b c d e f g h; do mkdir $d && echo x > $d/f; done; true";
+
+/// Run 1 (its state directory elsewhere: `XDG_STATE_HOME` set, so `~/.local/state/srt` is
+/// not its own and `~/.local` is writable) plants a whole shelf there: empty directories
+/// of the user's uid, mode 0700, each with a default ACL. Run 2 (the same user without
+/// `XDG_STATE_HOME`) takes that shelf.
+const PLANT_ACL_SHELF: &str = r#"cd "$W"
+XDG_STATE_HOME="$O/xdg" "$SRT" "$MODE" -s "$SETTINGS" -c 'python3 - <<PY
+import os, struct
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, 7, 0xffffffff) for t in (1, 4, 0x20))
+s = os.environ["HOME"] + "/.local/state/srt/pool/s-000000000000"
+os.makedirs(s, 0o700)
+n = 0
+for i in range(64):
+    d = s + "/d%d" % i
+    os.mkdir(d, 0o700)
+    try:
+        os.setxattr(d, "system.posix_acl_default", acl)
+        n += 1
+    except OSError as e:
+        print(e)
+print("acl on", n)
+PY'
+"$SRT" "$MODE" -s "$SETTINGS" -c 'umask 077; for d in a b c d e f g h; do mkdir $d && echo x > $d/f; done; true'
+exit 0"#;
+
+/// No file made by the later run under umask 077 is open to group or others.
+fn umask_held(e: &super::harness::Env, o: &super::harness::Output) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for d in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        let Ok(m) = std::fs::metadata(e.w(&format!("{d}/f"))) else { continue };
+        if m.permissions().mode() & 0o077 != 0 {
+            return Err(format!(
+                "{d}/f is mode {:o} under umask 077: a run was given a shelf directory carrying a default ACL: {}",
+                m.permissions().mode() & 0o7777,
+                o.text
+            ));
+        }
+    }
+    Ok(())
+}
+
+escapes! {
+    // a default ACL changes nothing in the directory's mode, so it passed as "empty, 0700"
+    // and went back on the shelf; handed to a later run, it makes every file made below it
+    // writable by every user, whatever that run's umask
+    default_acl_on_a_shelf_directory_is_not_handed_out => Scenario::new(DEFAULT_ACL)
+        .then(NEXT_RUN)
+        .check(umask_held);
+
+    // the same, planted whole on the shelf by a run with another state directory
+    default_acl_on_a_planted_shelf_is_not_handed_out => Scenario::new("true")
+        .with("filesystem.allowWrite", serde_json::json!([".", "~/.local"]))
+        .wrap(PLANT_ACL_SHELF)
+        .check(umask_held);
+}
