@@ -38,6 +38,7 @@ use std::sync::Mutex;
 
 use crate::fs::landlock_plan::PlannedRule;
 use crate::fs::policy::Rights;
+use crate::fs::pool_stamp::{now_secs, Stamp, CLAIMED, SETTLED_SECS};
 
 /// Directories made ahead per run: each serves one directory the command makes in a split
 /// directory (with everything below it). A few cover the usual unpack, install or build
@@ -244,11 +245,16 @@ impl Pool {
         let dev = st.st_dev;
         let mut made = Vec::with_capacity(size);
         let mut taken = Vec::new();
+        let mut stamps = Vec::new();
+        let settled_before = now_secs() - SETTLED_SECS;
         for name in names(dir.as_fd())? {
             // what is not an empty-looking directory of ours stays, and is reported after the run
             if let Ok(st) = fstat_at(dir.as_fd(), &name) {
                 if made.len() < size && ours(&st) && st.st_nlink == 2 {
                     made.push((name.clone(), (st.st_dev, st.st_ino)));
+                    if st.st_ctime < settled_before {
+                        stamps.push((name.clone(), Stamp::of(&st)));
+                    }
                 }
             }
             taken.push(name);
@@ -267,7 +273,11 @@ impl Pool {
             let st = fstat_at(dir.as_fd(), &name)?;
             made.push((name, (st.st_dev, st.st_ino)));
         }
-        Ok(Some(Pool::new(store.join(std::ffi::OsStr::from_bytes(run.as_bytes())), dir, dev, made)))
+        let parent = store.join(std::ffi::OsStr::from_bytes(run.as_bytes()));
+        if let (false, Ok(mut c)) = (stamps.is_empty(), CLAIMED.lock()) {
+            c.push((parent.clone(), stamps));
+        }
+        Ok(Some(Pool::new(parent, dir, dev, made)))
     }
 
     /// Write rules for the directories made ahead.
@@ -409,7 +419,17 @@ fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
     let mut kept = Vec::new();
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
+    let stamps = CLAIMED.lock().ok().and_then(|mut c| {
+        let i = c.iter().position(|(p, _)| p == parent)?;
+        Some(c.swap_remove(i).1)
+    });
     for name in entries {
+        // unchanged since the run took it (and settled then): still what it was when it went
+        // on the shelf, or when a later hand-out would judge it ([`Pool::empty`])
+        let settled = stamps.as_ref().and_then(|s| s.iter().find(|(n, _)| *n == name)).map(|(_, stamp)| *stamp);
+        if settled.is_some_and(|was| fstat_at(dir.as_fd(), &name).is_ok_and(|st| Stamp::of(&st) == was)) {
+            continue;
+        }
         let empty = open_dir_at(Some(dir.as_fd()), &name).is_ok_and(|d| {
             let Ok(st) = sys_fstat(d.as_fd()) else { return false };
             let fits = st.st_mode & libc::S_IFMT == libc::S_IFDIR

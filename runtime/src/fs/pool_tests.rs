@@ -99,3 +99,40 @@ fn a_shelf_whose_processes_may_live_on_is_removed_not_put_back() {
     assert!(left.is_empty(), "nothing put back: {left:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Stamps every directory of `pool` as settled, as [`Pool::claim`] does for those whose
+/// ctime was old enough when it took them.
+fn settle(pool: &Pool) {
+    let stamps =
+        pool.made.iter().map(|(n, _)| (n.clone(), Stamp::of(&fstat_at(pool.dir.as_fd(), n).unwrap()))).collect();
+    let mut claimed = CLAIMED.lock().unwrap();
+    claimed.retain(|(p, _)| p != &pool.parent);
+    claimed.push((pool.parent.clone(), stamps));
+}
+
+#[test]
+fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
+    let root = std::env::temp_dir().join(format!("srt-shelf-settled-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::create_dir_all(root.join("w")).unwrap();
+    let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
+    let dirs: Vec<PathBuf> = pool.rules().iter().map(|r| r.path.clone()).collect();
+    let set_attr = |p: &Path| {
+        let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+        // SAFETY: NUL-terminated path and name, a live one-byte value.
+        let r = unsafe { libc::setxattr(c.as_ptr(), c"user.srt-test".as_ptr(), b"x".as_ptr().cast(), 1, 0) };
+        assert_eq!(r, 0, "user attributes on {}: {}", p.display(), std::io::Error::last_os_error());
+    };
+    // d0 carries an attribute from before the run took it: the full check would keep it
+    set_attr(&dirs[0]);
+    settle(&pool);
+    // past the coarse clock's tick, so that a change moves the ctime on any kernel
+    std::thread::sleep(std::time::Duration::from_millis(25));
+    set_attr(&dirs[1]); // only an attribute: no new entry
+    std::fs::write(dirs[2].join("HEAD"), "x").unwrap();
+    let mut kept = finish(&pool.parent, true);
+    kept.sort();
+    assert_eq!(kept, vec![dirs[1].clone(), dirs[2].clone()], "d0's stamp did not move: put back unopened");
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -68,7 +68,53 @@ fn umask_held(e: &super::harness::Env, o: &super::harness::Output) -> Result<(),
     Ok(())
 }
 
+/// The shelf settled first (its directories' ctime more than two seconds old when the next
+/// run takes them, so that the check puts back one whose stamp has not moved without
+/// opening it): run 2 writes a `HEAD` into every pool directory of its run it can reach by
+/// path, none of which it was handed, and run 3 must not be given one of them.
+const SETTLED_THEN_WRITTEN: &str = r#"cd "$W"
+"$SRT" "$MODE" -s "$SETTINGS" -c true
+sleep 3.2
+"$SRT" "$MODE" -s "$SETTINGS" -c 'n=0; for d in "$HOME"/.local/state/srt/pool/r-*/* "$W"/.srt-*/*; do [ -d "$d" ] && printf "ref: refs/heads/main\n" > "$d/HEAD" && n=$((n+1)); done; echo "planted in $n"' 2>&1
+echo "== run 3"
+"$SRT" "$MODE" -s "$SETTINGS" -c 'mkdir a b c d e f g h && cat */HEAD; true'
+exit 0"#;
+
+/// Where run 2 changed pool directories (`<what> N`, N > 0: none in namespace mode, whose
+/// view of the state directory is read-only), its check must have found them changed and
+/// said so, not put them back unopened because they had settled before.
+fn reported(what: &'static str) -> impl Fn(&super::harness::Env, &super::harness::Output) -> Result<(), String> {
+    move |_, o| {
+        // run 2's own report, before run 3 starts (which would report what it was not given)
+        let run2 = o.text.split("== run 3").next().unwrap_or_default();
+        let changed = run2.lines().find_map(|l| l.strip_prefix(what)).and_then(|n| n.trim().parse::<u32>().ok());
+        match changed {
+            None => Err(format!("run 2 did not say how many directories it changed: {}", o.text)),
+            Some(n) if n > 0 && !run2.contains("srt's own directory, written into by the command; left in place") => {
+                Err(format!(
+                    "run 2 changed {n} settled shelf directories and its check did not report them: {}",
+                    o.text
+                ))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
 escapes! {
+    // a shelf directory unchanged since its run took it goes back without being opened:
+    // one the command wrote into must not (an attribute alone: the unit test
+    // a_settled_directory_goes_back_unopened_unless_its_stamp_moved; the supervisor refuses
+    // the command a default ACL there)
+    settled_shelf_directory_written_into_is_not_handed_out_again => Scenario::new("true")
+        .wrap(SETTLED_THEN_WRITTEN)
+        .lacks("refs/heads/main")
+        .check(reported("planted in "))
+        .check(|e, o| match ["a", "b", "c", "d", "e", "f", "g", "h"].iter().find(|d| e.w(&format!("{d}/HEAD")).exists()) {
+            Some(d) => Err(format!("{d}/HEAD: a later run was given a settled shelf directory the command wrote into: {}", o.text)),
+            None => Ok(()),
+        });
+
     // a default ACL changes nothing in the directory's mode, so it passed as "empty, 0700"
     // and went back on the shelf; handed to a later run, it makes every file made below it
     // writable by every user, whatever that run's umask
