@@ -5,12 +5,13 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # the demo's network attempt needs curl
 command -v curl >/dev/null 2>&1 || bash "$root/scripts/deps.sh"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p srt-runtime
+# the binaries users install (scripts/build.sh: srt linked statically)
+bash "$root/scripts/build.sh" --quiet
 work="$(mktemp -d -t srt-demo.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 echo "running in $work with the built-in default policy" >&2
-HOME="$work" "$root/target/release/srt" -c '
+HOME="$work" "$root/target/dist/srt" -c '
   echo "hello from the sandbox" > hello.txt && echo "wrote ./hello.txt: $(cat hello.txt)"
   { echo x > /etc/srt-demo; } 2>/dev/null && echo "wrote /etc (unexpected)" || echo "write to /etc refused"
   { echo x >> .bashrc; } 2>/dev/null && echo "wrote .bashrc (unexpected)" || echo "write to .bashrc refused (mandatory deny)"

@@ -131,20 +131,27 @@ finish() {
   exit
 }
 
-# 1. the binaries, the Debian base, the two images. SRT_PODMAN_BIN_DIR=target/debug packages
-# the debug build `cargo test` just made (scripts/test.sh does, to spare CI a release build
-# with fat LTO); its timings are then a debug build's
-BIN_DIR=${SRT_PODMAN_BIN_DIR:-target/release}
-if [ "$BIN_DIR" = target/release ]; then
-  log "cargo build --release"
-  record build < <(check "cargo build --release -p srt-runtime -p srt-proxy -p controller" \
-    timeout 1800 cargo build --release --quiet -p srt-runtime -p srt-proxy -p controller)
-else
-  log "cargo build ($BIN_DIR)"
-  record build < <(check "cargo build -p srt-runtime -p srt-proxy -p controller" \
-    timeout 1800 cargo build --quiet -p srt-runtime -p srt-proxy -p controller)
-fi
+# 1. the binaries, the Debian base, the two images. The binaries are scripts/build.sh's
+# (srt and srt-proxy linked statically), in target/dist; SRT_PODMAN_BIN_DIR=target/dist-debug
+# packages its debug build (scripts/test.sh does, to spare CI a release build with fat LTO;
+# its timings are then a debug build's), any other directory is packaged as it is
+BIN_DIR=${SRT_PODMAN_BIN_DIR:-target/dist}
+case "$BIN_DIR" in
+  target/dist)
+    log "scripts/build.sh"
+    record build < <(check "scripts/build.sh (release)" timeout 1800 bash scripts/build.sh --quiet) ;;
+  target/dist-debug)
+    log "scripts/build.sh --debug"
+    record build < <(check "scripts/build.sh --debug" timeout 1800 bash scripts/build.sh --debug --quiet) ;;
+esac
 [ -x "$BIN_DIR/srt" ] && [ -x "$BIN_DIR/srt-controller" ] || finish
+# scripts/build.sh links srt statically: no program interpreter (ld.so) to run at every start,
+# and nothing it needs from the image it is copied into
+case "$BIN_DIR" in
+  target/dist|target/dist-debug)
+    record build < <(check "srt and srt-proxy are linked statically (no program interpreter)" \
+      bash -c "! readelf -l '$BIN_DIR/srt' '$BIN_DIR/srt-proxy' | grep -q 'program interpreter'") ;;
+esac
 
 if ! podman image exists "$BASE_IMAGE"; then
   log "mmdebstrap bookworm (minbase + bash, curl, coreutils, python3-minimal)"

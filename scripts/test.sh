@@ -17,8 +17,12 @@ SRT_TEST_SKIP_LOG="$skips" cargo test --workspace --quiet 2>&1 | tee target/test
 # the real container runtime (podman, runc): images built from this workspace, srt in
 # unprivileged containers and in the pod srt-controller renders. Skips (recorded in
 # $skips) where podman cannot run; its checks count in the totals below
+# the binaries as scripts/build.sh links them (srt statically), in their debug build to
+# spare CI a release build with fat LTO: what the podman test packages and runs
+echo "== scripts/build.sh --debug" >&2
+bash scripts/build.sh --debug --quiet
 echo "== scripts/podman-test.sh" >&2
-SRT_PODMAN_BIN_DIR=target/debug SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
+SRT_PODMAN_BIN_DIR=target/dist-debug SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
 # tests that could not do what their name says here (not root, no second uid, ...) are
 # counted as skipped, not passed, with the reasons
 if [ -s "$skips" ]; then

@@ -3,7 +3,8 @@
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
 //! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to the same run,
-//! for a before/after ratio.
+//! for a before/after ratio. SRT_BENCH_SRT=/path/to/srt measures that srt instead of cargo's
+//! own build of it: `scripts/build.sh` links the one users install statically (target/dist/srt).
 //!
 //! With `--trees`, the same in the places agents work, each against `bash -c true` in the
 //! same directory, interleaved: an empty directory; a 100,000-file repository shaped like a
@@ -47,6 +48,13 @@ fn run_once(argv: &[&str], dir: &std::path::Path) -> (f64, i64) {
     (t, ru.ru_maxrss)
 }
 
+/// The srt measured: `SRT_BENCH_SRT`, else cargo's build of this crate's binary.
+fn srt_under_test() -> String {
+    let srt = std::env::var("SRT_BENCH_SRT").unwrap_or_else(|_| env!("CARGO_BIN_EXE_srt").to_string());
+    eprintln!("srt under test: {srt}");
+    srt
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -63,7 +71,8 @@ fn main() {
     if args.iter().any(|a| a == "--trees") {
         return trees(rounds);
     }
-    let srt = env!("CARGO_BIN_EXE_srt");
+    let srt_path = srt_under_test();
+    let srt = srt_path.as_str();
     let dir = std::env::temp_dir().join(format!("srt-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let settings = dir.join("s.json");
@@ -153,7 +162,8 @@ fn fill(root: &std::path::Path, dirs: usize, files: usize) {
 }
 
 fn trees(rounds: usize) {
-    let srt = env!("CARGO_BIN_EXE_srt");
+    let srt_path = srt_under_test();
+    let srt = srt_path.as_str();
     let base = std::env::temp_dir().join(format!("srt-bench-trees-{}", std::process::id()));
     let shm = std::path::PathBuf::from(format!("/dev/shm/srt-bench-trees-{}", std::process::id()));
     let empty = base.join("empty");
