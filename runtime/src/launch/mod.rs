@@ -66,13 +66,11 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     let namespaced = mode == NetworkMode::Namespace;
     let fs_enabled = !opts.settings.filesystem.disabled.unwrap_or(false);
     let settings = &opts.settings;
-    // The run's directories (its TMPDIR, the state directory, the pool) cost an inode
-    // allocation each, 0.1 ms and more apiece on a disk filesystem (ext4 skips recently
-    // freed inodes): they are made on another thread, on the second core, while this one
-    // does what needs none of them (earlier runs' journals, the shell, the proxy's
-    // listener). Both are done before anything is planned, so the plan sees the same
-    // disk as before; nothing of the command starts before that.
-    let make_dirs = move || -> Result<_, LaunchError> {
+    // The run's directories (its TMPDIR, the state directory, the pool), then what needs
+    // none of them (earlier runs' journals, the shell, the proxy's listener), one after the
+    // other: a second thread for the directories gained nothing (the scheduler ran it on
+    // the same CPU, after this one went to sleep in the join) and cost 0.3 ms a run.
+    let make_dirs = || -> Result<_, LaunchError> {
         let tmp = TmpDir::create()?;
         let state_dir = if fs_enabled {
             Some(
@@ -85,7 +83,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         let pool = make_pool(settings, state_dir.as_deref()).map(std::sync::Arc::new);
         Ok((tmp, state_dir, pool))
     };
-    let meanwhile = || -> Result<_, LaunchError> {
+    let shell_and_net = || -> Result<_, LaunchError> {
         crate::launch::parent::finish_stale_runs();
         let shell = shell_argv(&opts.argv)?;
         // a loopback listener of our own only where the command will connect to it
@@ -95,22 +93,8 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         let net = crate::net::Net::prepare(&opts.settings, &opts.resolve, own_port)?;
         Ok((shell, net))
     };
-    let (dirs, here) = std::thread::scope(|s| {
-        match std::thread::Builder::new().name("srt-dirs".into()).spawn_scoped(s, make_dirs) {
-            Ok(t) => {
-                let here = meanwhile();
-                // panic=abort: a panic in the thread never returns here
-                let dirs =
-                    t.join().unwrap_or_else(|_| Err(LaunchError::Io(std::io::Error::other("set-up thread failed"))));
-                (dirs, here)
-            }
-            // no thread to be had: one after the other, as before
-            Err(_) => {
-                let dirs = make_dirs();
-                (dirs, meanwhile())
-            }
-        }
-    });
+    let dirs = make_dirs();
+    let here = shell_and_net();
     let (tmp, state_dir, pool) = dirs?;
     let _pool_goes = PoolGuard(pool.as_ref().map(|p| p.parent.clone()));
     let ((program, argv), mut net) = here?;
