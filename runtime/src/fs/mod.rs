@@ -18,7 +18,7 @@ pub mod mounts;
 pub mod name_rules;
 pub mod policy;
 pub mod pool;
-pub mod pool_stamp;
+pub mod pool_dirs;
 pub mod prepare;
 pub mod protected_names;
 pub mod resolve;

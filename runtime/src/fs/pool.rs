@@ -38,7 +38,7 @@ use std::sync::Mutex;
 
 use crate::fs::landlock_plan::PlannedRule;
 use crate::fs::policy::Rights;
-use crate::fs::pool_stamp::{now_secs, Stamp, CLAIMED, SETTLED_SECS};
+use crate::fs::pool_dirs::{fstat_at, names, now_secs, open_dir_at, sys_fstat, Settled, Stamp, CLAIMED, SETTLED_SECS};
 
 /// Directories made ahead per run: each serves one directory the command makes in a split
 /// directory (with everything below it). A few cover the usual unpack, install or build
@@ -93,61 +93,6 @@ fn nonce() -> String {
     // SAFETY: getrandom writes at most the buffer's length into it.
     unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
     nonce.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn open_dir_at(at: Option<BorrowedFd<'_>>, name: &std::ffi::CStr) -> std::io::Result<OwnedFd> {
-    let how = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    let base = at.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: a live descriptor (or AT_FDCWD) and a NUL-terminated name.
-    let fd = unsafe { libc::openat(base, name.as_ptr(), how) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor we just opened and own.
-    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
-}
-
-fn fstat_at(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> std::io::Result<libc::stat> {
-    // SAFETY: an all-zero stat is a valid out-buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: live descriptor, NUL-terminated name, pointer to a local.
-    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(st)
-}
-
-/// The names in a directory we hold open (but `.` and `..`).
-fn names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 8192];
-    loop {
-        // SAFETY: getdents64 writes at most the buffer's length into it.
-        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
-        if n < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if n == 0 {
-            return Ok(out);
-        }
-        let mut off = 0usize;
-        while off + 19 < n as usize {
-            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
-            let reclen = usize::from(u16::from_ne_bytes([buf[off + 16], buf[off + 17]]));
-            if reclen == 0 || off + reclen > n as usize {
-                return Err(std::io::Error::from_raw_os_error(libc::EIO));
-            }
-            let name = &buf[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            if name != b"." && name != b".." {
-                // the kernel ends each name at its first NUL
-                if let Ok(c) = CString::new(name) {
-                    out.push(c);
-                }
-            }
-            off += reclen;
-        }
-    }
 }
 
 /// The mount a path is on, as `statx` names it (`STATX_MNT_ID`): a rename works only
@@ -253,7 +198,7 @@ impl Pool {
                 if made.len() < size && ours(&st) && st.st_nlink == 2 {
                     made.push((name.clone(), (st.st_dev, st.st_ino)));
                     if st.st_ctime < settled_before {
-                        stamps.push((name.clone(), Stamp::of(&st)));
+                        stamps.push(Settled { name: name.clone(), stamp: Stamp::of(&st), empty: false });
                     }
                 }
             }
@@ -382,16 +327,6 @@ fn bare(d: BorrowedFd<'_>) -> bool {
     buf.split(|&b| b == 0).filter(|n| !n.is_empty()).all(|n| LABELS.contains(&n))
 }
 
-fn sys_fstat(fd: BorrowedFd<'_>) -> std::io::Result<libc::stat> {
-    // SAFETY: an all-zero stat is a valid out-buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: live descriptor, pointer to a local.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(st)
-}
-
 /// What is left of a pool after the run: a shelf's directories go back to the shelves, a
 /// pool of the run's own is removed ([`remove`]). A directory the command wrote into stays
 /// where it is, and is named in the returned list.
@@ -424,9 +359,9 @@ fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
         Some(c.swap_remove(i).1)
     });
     for name in entries {
-        // unchanged since the run took it (and settled then): still what it was when it went
-        // on the shelf, or when a later hand-out would judge it ([`Pool::empty`])
-        let settled = stamps.as_ref().and_then(|s| s.iter().find(|(n, _)| *n == name)).map(|(_, stamp)| *stamp);
+        // empty when the run took it, and unchanged since: empty still, with the mode, owner
+        // and attributes it had then (a later hand-out judges those: [`Pool::empty`])
+        let settled = stamps.as_ref().and_then(|s| s.iter().find(|d| d.name == name && d.empty)).map(|d| d.stamp);
         if settled.is_some_and(|was| fstat_at(dir.as_fd(), &name).is_ok_and(|st| Stamp::of(&st) == was)) {
             continue;
         }

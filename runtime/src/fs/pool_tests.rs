@@ -101,13 +101,23 @@ fn a_shelf_whose_processes_may_live_on_is_removed_not_put_back() {
 }
 
 /// Stamps every directory of `pool` as settled, as [`Pool::claim`] does for those whose
-/// ctime was old enough when it took them.
+/// ctime was old enough when it took them, then has the auditor's look at them.
 fn settle(pool: &Pool) {
-    let stamps =
-        pool.made.iter().map(|(n, _)| (n.clone(), Stamp::of(&fstat_at(pool.dir.as_fd(), n).unwrap()))).collect();
-    let mut claimed = CLAIMED.lock().unwrap();
-    claimed.retain(|(p, _)| p != &pool.parent);
-    claimed.push((pool.parent.clone(), stamps));
+    let dirs = pool
+        .made
+        .iter()
+        .map(|(n, _)| Settled {
+            name: n.clone(),
+            stamp: Stamp::of(&fstat_at(pool.dir.as_fd(), n).unwrap()),
+            empty: false,
+        })
+        .collect();
+    {
+        let mut claimed = CLAIMED.lock().unwrap();
+        claimed.retain(|(p, _)| p != &pool.parent);
+        claimed.push((pool.parent.clone(), dirs));
+    }
+    crate::fs::pool_dirs::verify_claimed();
 }
 
 #[test]
@@ -116,7 +126,7 @@ fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("state")).unwrap();
     std::fs::create_dir_all(root.join("w")).unwrap();
-    let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
+    let pool = Pool::claim(&root.join("state"), &root.join("w"), 4).unwrap().unwrap();
     let dirs: Vec<PathBuf> = pool.rules().iter().map(|r| r.path.clone()).collect();
     let set_attr = |p: &Path| {
         let c = CString::new(p.as_os_str().as_bytes()).unwrap();
@@ -126,13 +136,20 @@ fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
     };
     // d0 carries an attribute from before the run took it: the full check would keep it
     set_attr(&dirs[0]);
+    // d3 holds a file from before (a planted shelf): its content can change without its stamp
+    std::fs::write(dirs[3].join("config"), "[core]\n").unwrap();
     settle(&pool);
     // past the coarse clock's tick, so that a change moves the ctime on any kernel
     std::thread::sleep(std::time::Duration::from_millis(25));
     set_attr(&dirs[1]); // only an attribute: no new entry
     std::fs::write(dirs[2].join("HEAD"), "x").unwrap();
+    std::fs::write(dirs[3].join("config"), "[core]\n\tfsmonitor = evil\n").unwrap();
     let mut kept = finish(&pool.parent, true);
     kept.sort();
-    assert_eq!(kept, vec![dirs[1].clone(), dirs[2].clone()], "d0's stamp did not move: put back unopened");
+    assert_eq!(
+        kept,
+        vec![dirs[1].clone(), dirs[2].clone(), dirs[3].clone()],
+        "d0 was empty with its stamp, which did not move: put back unopened"
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }

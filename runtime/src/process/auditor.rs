@@ -124,6 +124,9 @@ fn run(start: Start, setup: RawFd, sigfd: RawFd, lifeline: OwnedFd, finish: &mut
     // Whatever the auditor does for the command (the check after the run renames in the
     // user's trees) it does with no more privilege than the command has.
     let _ = child::drop_own_capabilities();
+    // while the command runs, not after it: which shelf directories the check may put back
+    // unopened
+    crate::fs::pool_dirs::verify_claimed();
     let code = wait(cmd, target, sigfd, &lifeline);
     reaper::kill_all_descendants(&children, false);
     finish();

@@ -80,6 +80,17 @@ echo "== run 3"
 "$SRT" "$MODE" -s "$SETTINGS" -c 'mkdir a b c d e f g h && cat */HEAD; true'
 exit 0"#;
 
+/// Run 1 (its state directory elsewhere, `~/.local` writable) plants a shelf holding a
+/// directory with a file in it; once that has settled, run 2 (the usual state directory)
+/// takes the shelf and appends to the file: the directory's stamp does not move, but it was
+/// never empty, so its check must look into it.
+const PLANTED_THEN_APPENDED: &str = r#"cd "$W"
+XDG_STATE_HOME="$O/xdg" "$SRT" "$MODE" -s "$SETTINGS" -c 'umask 077; d="$HOME/.local/state/srt/pool/s-000000000000"; mkdir -p "$d/d0" && printf "[core]\n" > "$d/d0/config" && echo shelf-planted'
+sleep 3.2
+"$SRT" "$MODE" -s "$SETTINGS" -c 'n=0; for f in "$HOME"/.local/state/srt/pool/r-*/d0/config; do printf "\tfsmonitor = x\n" >> "$f" && n=$((n+1)); done; echo "appended to $n"' 2>&1
+echo "== run 3"
+exit 0"#;
+
 /// Where run 2 changed pool directories (`<what> N`, N > 0: none in namespace mode, whose
 /// view of the state directory is read-only), its check must have found them changed and
 /// said so, not put them back unopened because they had settled before.
@@ -114,6 +125,13 @@ escapes! {
             Some(d) => Err(format!("{d}/HEAD: a later run was given a settled shelf directory the command wrote into: {}", o.text)),
             None => Ok(()),
         });
+
+    // a file's content changes no stamp: a directory that was not empty when the run took
+    // it is looked into whatever its stamp says
+    planted_shelf_file_appended_to_is_reported => Scenario::new("true")
+        .with("filesystem.allowWrite", serde_json::json!([".", "~/.local"]))
+        .wrap(PLANTED_THEN_APPENDED)
+        .check(reported("appended to "));
 
     // a default ACL changes nothing in the directory's mode, so it passed as "empty, 0700"
     // and went back on the shelf; handed to a later run, it makes every file made below it
