@@ -81,10 +81,12 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     for m in &pol.mediated {
         let _ = writeln!(
             w,
-            "  {}: too big for the launch's look ({} entries in the working directory's tree, {} in the others, {} at a tree's top): no",
+            "  {}: too big for the launch's look ({} entries or {} µs of CPU in the working directory's tree, {} or {} µs in the others, {} at a tree's top): no",
             m.display(),
             crate::fs::mandatory::BUDGET,
+            crate::fs::mandatory::SEARCH_CPU.as_micros(),
             crate::fs::mandatory::OTHER_BUDGET,
+            crate::fs::mandatory::OTHER_SEARCH_CPU.as_micros(),
             crate::fs::mandatory::SPLIT_MAX
         );
         let _ = writeln!(

@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::fs::protected_names::{self, PROJECT};
 
@@ -26,6 +27,18 @@ const SKIP_DIRS: &[&str] = &["node_modules"];
 /// millisecond on disk), and in all the other writable trees together.
 pub const BUDGET: usize = 4_096;
 pub const OTHER_BUDGET: usize = 1_024;
+
+/// CPU time the search may take in the working directory's tree, and in the other
+/// writable trees together. An entry costs a fraction of a microsecond to list on one
+/// filesystem and several on another (tmpfs on this 6.x kernel lists about 1.5 µs an
+/// entry), so the count alone let a launch in a million-entry tree on tmpfs spend 8 ms
+/// here. What is not listed in time is mediated, like what the count does not reach.
+/// The thread's own CPU time, not the clock's: a search descheduled under load lists as
+/// much as on an idle machine. Debug builds (the test suite's) run this code about twenty
+/// times slower, and get twenty times the time, so that they list what a release build does.
+pub const SEARCH_CPU: Duration = Duration::from_micros(1_000 * DEBUG_SLOWER);
+pub const OTHER_SEARCH_CPU: Duration = Duration::from_micros(500 * DEBUG_SLOWER);
+const DEBUG_SLOWER: u64 = if cfg!(debug_assertions) { 20 } else { 1 };
 
 /// Trees the supervisor judges whole, at most: more would cost the Landlock plan (which
 /// splits around each) more than it saves; siblings are merged into their directory.
@@ -53,10 +66,12 @@ pub struct Mandatory {
 
 /// The protected paths for a run in `cwd` whose writable trees are `roots` (canonical).
 pub fn mandatory_denies(cwd: &Path, roots: &[PathBuf], depth: u8) -> Mandatory {
-    mandatory_denies_within(cwd, roots, depth, BUDGET)
+    mandatory_denies_within(cwd, roots, depth, BUDGET, SEARCH_CPU)
 }
 
-fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize) -> Mandatory {
+/// `budget` entries and `cpu` time for the working directory's tree; the other trees share
+/// at most [`OTHER_BUDGET`] entries and [`OTHER_SEARCH_CPU`].
+fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usize, cpu: Duration) -> Mandatory {
     let mut out = Mandatory::default();
     let mut tops: Vec<PathBuf> = vec![cwd.to_path_buf()];
     for r in roots {
@@ -73,9 +88,12 @@ fn mandatory_denies_within(cwd: &Path, roots: &[PathBuf], depth: u8, budget: usi
     // in a second writable tree) is guarded like one in the project, and what the budget
     // does not reach is mediated, never assumed empty (a busy /tmp, over SPLIT_MAX at its
     // top, is mediated whole)
-    for (group, mut left) in [(&tops[..1], budget), (&tops[1..], budget.min(OTHER_BUDGET))] {
+    for (group, mut left, time) in
+        [(&tops[..1], budget, cpu), (&tops[1..], budget.min(OTHER_BUDGET), cpu.min(OTHER_SEARCH_CPU))]
+    {
         let mut queue: VecDeque<(PathBuf, u8)> = group.iter().map(|t| (t.clone(), 0)).collect();
-        if !search(&mut queue, cwd, depth, &mut left, &mut out) {
+        let until = thread_cpu() + time;
+        if !search(&mut queue, cwd, depth, &mut left, until, &mut out) {
             tracing::debug!(budget, mediated = out.mediated.len(), "protected-name search out of budget");
         }
     }
@@ -115,23 +133,42 @@ fn collapse(mut dirs: Vec<PathBuf>, max: usize) -> Vec<PathBuf> {
         if dirs.len() <= max {
             return dirs;
         }
-        let deepest = dirs.iter().map(|d| d.components().count()).max().unwrap_or(0);
+        // components, counted as separators (canonical paths: `/` is one, `/a/b` three)
+        let depth = |d: &PathBuf| {
+            use std::os::unix::ffi::OsStrExt;
+            let bytes = d.as_os_str().as_bytes();
+            bytes.iter().filter(|&&b| b == b'/').count() + usize::from(bytes.len() > 1)
+        };
+        let deepest = dirs.iter().map(depth).max().unwrap_or(0);
         if deepest <= 1 {
             return dirs;
         }
         dirs = dirs
             .into_iter()
-            .map(|d| if d.components().count() == deepest { d.parent().map(Path::to_path_buf).unwrap_or(d) } else { d })
+            .map(|d| if depth(&d) == deepest { d.parent().map(Path::to_path_buf).unwrap_or(d) } else { d })
             .collect();
     }
 }
 
 /// Breadth first (the shallow levels, where the names matter most, come first) through
-/// `queue`; `false` when the budget ran out (what was left is then mediated).
-fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut usize, out: &mut Mandatory) -> bool {
+/// `queue`; `false` when the budget ran out, of entries or of CPU time (`until`, on the
+/// thread's clock): what was left is then mediated.
+fn search(
+    queue: &mut VecDeque<(PathBuf, u8)>,
+    cwd: &Path,
+    depth: u8,
+    left: &mut usize,
+    until: Duration,
+    out: &mut Mandatory,
+) -> bool {
     while let Some((dir, level)) = queue.pop_front() {
         if level >= depth {
             continue;
+        }
+        if thread_cpu() >= until {
+            out.mediated.push(dir);
+            out.mediated.extend(queue.drain(..).filter(|(_, l)| *l < depth).map(|(d, _)| d));
+            return false;
         }
         let before = *left;
         match list(&dir, left) {
@@ -141,6 +178,9 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
                 if level > 0 {
                     git_dir_by_names(&dir, &entries, out);
                 }
+                // once per directory, not per entry: a component-wise `starts_with` for each
+                // of the budget's entries cost milliseconds in a million-entry tree
+                let in_cwd = crate::paths::under(&dir, cwd);
                 for (name, is_dir) in entries {
                     if !is_dir || name == ".git" || SKIP_DIRS.contains(&name.as_str()) {
                         continue;
@@ -149,7 +189,7 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
                     // another user's directory in a shared tree (/tmp): the command, with
                     // srt's uid, writes there only what its owner opened to everyone, and a
                     // mount view could not cover what lies inside it
-                    if dir != cwd && !d.starts_with(cwd) && !owned(&d) {
+                    if !in_cwd && !owned(&d) {
                         continue;
                     }
                     // one level further is not listed: look for a git directory there by name
@@ -168,6 +208,17 @@ fn search(queue: &mut VecDeque<(PathBuf, u8)>, cwd: &Path, depth: u8, left: &mut
         }
     }
     true
+}
+
+/// This thread's CPU time so far (zero where the clock cannot be read: the entry count
+/// still bounds the search).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into a local.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(u64::try_from(ts.tv_sec).unwrap_or(0), u32::try_from(ts.tv_nsec).unwrap_or(0))
 }
 
 fn owned(d: &Path) -> bool {
@@ -369,29 +420,45 @@ mod tests {
     }
 
     #[test]
+    fn what_the_time_does_not_reach_is_mediated() {
+        let root = std::env::temp_dir().join(format!("srt-mand-time-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("w/a/b/.git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("other/x/.git")).unwrap();
+        let listed = mandatory_denies_within(&root.join("w"), &[root.join("other")], 3, BUDGET, SEARCH_CPU);
+        assert!(listed.git_dirs.contains(&root.join("w/a/b/.git")) && listed.mediated.is_empty(), "{listed:?}");
+        // no time at all: nothing below the tops is listed, and nothing is taken as safe
+        let none = mandatory_denies_within(&root.join("w"), &[root.join("other")], 3, BUDGET, Duration::ZERO);
+        assert_eq!(none.mediated, vec![root.join("other"), root.join("w")], "{none:?}");
+        assert!(none.git_dirs.contains(&root.join("w/.git")), "the tops' own names hold all the same");
+        assert!(!none.git_dirs.contains(&root.join("w/a/b/.git")));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
     fn what_the_budget_does_not_reach_is_mediated() {
         let root = std::env::temp_dir().join(format!("srt-mand-budget-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for i in 0..20 {
             std::fs::create_dir_all(root.join(format!("d{i:02}/e"))).unwrap();
         }
-        let got = mandatory_denies_within(&root, &[], 3, 25);
+        let got = mandatory_denies_within(&root, &[], 3, 25, SEARCH_CPU);
         // 20 entries at the top, then one each for five of the d's (in the order the
         // directory lists them): the other 15 and the five `e`s queued below are mediated
         assert!(!got.mediated.contains(&root), "the top was listed");
         let level1 = got.mediated.iter().filter(|m| m.parent() == Some(root.as_path())).count();
         let level2 = got.mediated.iter().filter(|m| m.file_name() == Some(std::ffi::OsStr::new("e"))).count();
         assert_eq!((level1, level2), (15, 5), "{:?}", got.mediated);
-        let none = mandatory_denies_within(&root, &[], 3, 3);
+        let none = mandatory_denies_within(&root, &[], 3, 3, SEARCH_CPU);
         assert_eq!(none.mediated, vec![root.clone()], "a top it could not list is mediated whole");
-        let wide = mandatory_denies_within(&root.join("d00"), std::slice::from_ref(&root), 3, 10_000);
+        let wide = mandatory_denies_within(&root.join("d00"), std::slice::from_ref(&root), 3, 10_000, SEARCH_CPU);
         assert!(wide.mediated.is_empty(), "20 entries are split");
         std::fs::remove_dir_all(&root).unwrap();
         std::fs::create_dir_all(root.join("w")).unwrap();
         for i in 0..SPLIT_MAX + 1 {
             std::fs::write(root.join(format!("f{i}")), "").unwrap();
         }
-        let wide = mandatory_denies_within(&root.join("w"), std::slice::from_ref(&root), 3, 10_000);
+        let wide = mandatory_denies_within(&root.join("w"), std::slice::from_ref(&root), 3, 10_000, SEARCH_CPU);
         assert_eq!(wide.mediated, vec![root.clone()], "a wide tree other than the working directory is not split");
         std::fs::remove_dir_all(&root).unwrap();
     }
