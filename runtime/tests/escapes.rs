@@ -31,6 +31,7 @@ mod escape {
     mod review_lifecycle;
     mod review_local;
     mod review_metadata;
+    mod review_nss;
     mod review_pids;
     mod review_rules;
     mod review_second;

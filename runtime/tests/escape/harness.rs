@@ -394,23 +394,23 @@ pub fn run_srt(env: &Env, run: &Run<'_>) -> Output {
 /// as uid 65534.
 #[macro_export]
 macro_rules! escapes {
-    ($($name:ident => $scenario:expr;)*) => {
-        $crate::escapes!(@mode landlock "landlock"; $($name => $scenario;)*);
-        $crate::escapes!(@mode namespace "namespace"; $($name => $scenario;)*);
+    ($($(#[$attr:meta])* $name:ident => $scenario:expr;)*) => {
+        $crate::escapes!(@mode landlock "landlock"; $($(#[$attr])* $name => $scenario;)*);
+        $crate::escapes!(@mode namespace "namespace"; $($(#[$attr])* $name => $scenario;)*);
     };
-    (@mode $m:ident $mode:literal; $($name:ident => $scenario:expr;)*) => {
+    (@mode $m:ident $mode:literal; $($(#[$attr:meta])* $name:ident => $scenario:expr;)*) => {
         mod $m {
             #[allow(unused_imports)]
             use super::*;
             mod as_root {
                 #[allow(unused_imports)]
                 use super::*;
-                $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Root, $mode) } )*
+                $( $(#[$attr])* #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Root, $mode) } )*
             }
             mod as_unprivileged {
                 #[allow(unused_imports)]
                 use super::*;
-                $( #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Unprivileged, $mode) } )*
+                $( $(#[$attr])* #[test] fn $name() { let s: $crate::escape::harness::Scenario = $scenario; s.run($crate::escape::harness::As::Unprivileged, $mode) } )*
             }
         }
     };

@@ -91,6 +91,33 @@ sleep 3.2
 echo "== run 3"
 exit 0"#;
 
+/// As [`SETTLED_THEN_WRITTEN`], but run 2 waits for the auditor's look at the shelf (the
+/// directories then still empty, with their stamps) and, after writing each `HEAD`, sets the
+/// directory's mtime back to what it was (futimens on a descriptor of it, which the
+/// supervisor allows): only the ctime,
+/// which no call sets back, tells the check the directory changed.
+const SETTLED_WRITTEN_MTIME_RESTORED: &str = r##"cd "$W"
+"$SRT" "$MODE" -s "$SETTINGS" -c true
+sleep 3.2
+"$SRT" "$MODE" -s "$SETTINGS" -c 'sleep 0.5; python3 - <<"PY"
+import glob, os
+n = 0
+for d in glob.glob(os.environ["HOME"] + "/.local/state/srt/pool/r-*/*") + glob.glob(os.environ["W"] + "/.srt-*/*"):
+    try:
+        st = os.stat(d)
+        with open(d + "/HEAD", "w") as f:
+            f.write("ref: refs/heads/main\n")
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))  # futimens: the supervisor lets it be
+        n += 1
+    except OSError:
+        pass
+print("restored in", n)
+PY' 2>&1
+echo "== run 3"
+"$SRT" "$MODE" -s "$SETTINGS" -c 'mkdir a b c d e f g h && cat */HEAD; true'
+exit 0"##;
+
 /// Where run 2 changed pool directories (`<what> N`, N > 0: none in namespace mode, whose
 /// view of the state directory is read-only), its check must have found them changed and
 /// said so, not put them back unopened because they had settled before.
@@ -125,6 +152,13 @@ escapes! {
             Some(d) => Err(format!("{d}/HEAD: a later run was given a settled shelf directory the command wrote into: {}", o.text)),
             None => Ok(()),
         });
+
+    // an mtime set back after writing (utimensat) leaves the stamp's ctime moved: the check
+    // still opens the directory and reports it
+    settled_shelf_directory_mtime_set_back_is_reported => Scenario::new("true")
+        .wrap(SETTLED_WRITTEN_MTIME_RESTORED)
+        .lacks("refs/heads/main")
+        .check(reported("restored in "));
 
     // a file's content changes no stamp: a directory that was not empty when the run took
     // it is looked into whatever its stamp says
