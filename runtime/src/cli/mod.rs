@@ -3,6 +3,7 @@
 mod args;
 pub mod explain;
 mod explain_fs;
+mod library_path;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -69,8 +70,13 @@ pub struct Cli {
 /// Parses arguments, runs, and returns the process exit code.
 pub fn main() -> i32 {
     // before anything else: srt's own limits must not be the command's (see limits.rs)
-    crate::limits::take_own();
     let mut args: Vec<OsString> = std::env::args_os().collect();
+    // first of all: a restart, when it is needed, runs nothing twice
+    if let Err(msg) = crate::cli::library_path::settle(&args) {
+        eprintln!("{msg}");
+        return 1;
+    }
+    crate::limits::take_own();
     // `srt explain [-s FILE]` is the same as `srt --explain [-s FILE]`.
     if args.get(1).is_some_and(|a| a == "explain") {
         args[1] = "--explain".into();

@@ -24,12 +24,8 @@ unshare -m --propagation private sh -c 'mount --bind "$O/nsswitch.conf" /etc/nss
 exit 0"#;
 
 escapes! {
-    // LIMIT (not fixed): srt's resolver loads an NSS module from a directory the command
-    // wrote. A fix must keep srt's own dlopen away from what the command may write (srt
-    // re-executing itself once without LD_LIBRARY_PATH and handing the value on to the
-    // command, or a resolver of its own that loads nothing); protecting LD_LIBRARY_PATH's
-    // entries is not enough (relative and empty entries, and a project's own lib/).
-    #[ignore = "escape: srt's getaddrinfo dlopens libnss_*.so.2 from a writable LD_LIBRARY_PATH entry"]
+    // srt starts itself again without LD_LIBRARY_PATH (glibc fixes its dlopen search path at
+    // start-up), so its resolver never looks in a directory the command may write
     nss_module_planted_in_ld_library_path_is_not_loaded_by_srt => Scenario::new(
         "cp \"$O/libnss_myhostname.so.2\" . && curl -s -m 5 -o /dev/null http://nss.test:9/; true",
     )
@@ -39,4 +35,12 @@ escapes! {
         Ok(s) => Err(format!("srt loaded the command's libnss_myhostname.so.2: {s} {}", o.text)),
         Err(_) => Ok(()),
     });
+
+    // ... and the command still gets it exactly as srt was given it, and nothing of srt's own
+    ld_library_path_reaches_the_command_as_given => Scenario::new(
+        r#"printf 'LLP=[%s]\n' "$LD_LIBRARY_PATH"; env | grep -c '^SRT_COMMAND_' || true"#,
+    )
+    .env("LD_LIBRARY_PATH", ":/nonexistent/lib")
+    .prints("LLP=[:/nonexistent/lib]")
+    .lacks("SRT_COMMAND_LD_LIBRARY_PATH");
 }
