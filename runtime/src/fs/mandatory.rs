@@ -52,6 +52,13 @@ const MAX_MEDIATED: usize = 64;
 /// in the command's own TMPDIR, where `mktemp` and most tools write, stay native).
 pub const SPLIT_MAX: usize = 64;
 
+/// Entries a listing made for the home rules reads at most: of a wildcard's directory
+/// (`~/.config/autostart/*.desktop`), and four times this of a writable home or XDG base
+/// that is split around each of its entries (a bigger one is judged whole by the
+/// supervisor). Kept apart from [`SPLIT_MAX`]: a home that is also the working directory
+/// is where the command works.
+pub const LISTING_MAX: usize = 512;
+
 /// What the mandatory rules protect in a run.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Mandatory {

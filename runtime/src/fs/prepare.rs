@@ -241,9 +241,9 @@ fn var_abs(var: &str) -> Option<PathBuf> {
 }
 
 /// The entries of `dir`, if it can be listed and has no more than the Landlock plan may
-/// split around (`SPLIT_MAX * 4`).
+/// split around (`LISTING_MAX * 4`).
 fn listing_bounds(dir: &Path) -> Option<Vec<PathBuf>> {
-    let max = crate::fs::mandatory::SPLIT_MAX * 4;
+    let max = crate::fs::mandatory::LISTING_MAX * 4;
     let entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().take(max + 1).map(|e| e.path()).collect();
     (entries.len() <= max).then_some(entries)
 }
@@ -261,7 +261,7 @@ fn expand_components(base: &Path, rest: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let Ok(rd) = std::fs::read_dir(dir) else { continue };
-            for e in rd.flatten().take(crate::fs::mandatory::SPLIT_MAX) {
+            for e in rd.flatten().take(crate::fs::mandatory::LISTING_MAX) {
                 if e.file_name().to_str().is_some_and(|n| crate::fs::protected_names::covers(&pat, Path::new(n))) {
                     next.push(e.path());
                 }
