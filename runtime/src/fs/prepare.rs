@@ -423,3 +423,27 @@ fn expand_all(entries: &[PathEntry], cx: &Context<'_>, globs: bool) -> Vec<PathB
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_home_is_split_up_to_its_own_bound_not_the_other_trees() {
+        let root = std::env::temp_dir().join(format!("srt-home-bounds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        // more than another writable tree may hold at its top and still be split
+        for i in 0..crate::fs::mandatory::SPLIT_MAX * 2 {
+            std::fs::write(root.join(format!(".f{i}")), "").unwrap();
+        }
+        let listed = listing_bounds(&root).map(|e| e.len());
+        assert_eq!(listed, Some(crate::fs::mandatory::SPLIT_MAX * 2), "a home (or the project it is) keeps its rules");
+        for i in 0..crate::fs::mandatory::SPLIT_MAX * 2 {
+            std::fs::write(root.join(format!("x{i}.desktop")), "").unwrap();
+        }
+        let found = expand_components(&root, Path::new("*.desktop"));
+        assert_eq!(found.len(), crate::fs::mandatory::SPLIT_MAX * 2, "every match of a wildcard is bounded");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
