@@ -219,8 +219,10 @@ impl Pool {
             made.push((name, (st.st_dev, st.st_ino)));
         }
         let parent = store.join(std::ffi::OsStr::from_bytes(run.as_bytes()));
-        if let (false, Ok(mut c)) = (stamps.is_empty(), CLAIMED.lock()) {
-            c.push((parent.clone(), stamps));
+        if !stamps.is_empty() {
+            if let Ok(mut c) = CLAIMED.lock() {
+                c.push((parent.clone(), stamps));
+            }
         }
         Ok(Some(Pool::new(parent, dir, dev, made)))
     }
