@@ -114,6 +114,42 @@ echo again >> run.sh && echo WRITE-OK"#;
     assert_eq!(mode_of("out/deep/f"), 0o600);
 }
 
+/// A call stuck in the supervisor (a FIFO opened for writing, waiting for a reader) must
+/// not hold up the command's other mediated calls: srt adds a receiver for them. Without
+/// one, `made.txt` would wait for the FIFO's reader, which only comes after it: the run
+/// would hang (bounded here by `timeout`, which then ends srt).
+fn a_stuck_call_does_not_hold_up_the_others(mode: &str) {
+    let d = dir(&format!("wf-stuck-{mode}"));
+    let cmd = r#"mkfifo ff; bash -c 'echo X > ff' & w=$!
+sleep 0.3; echo Y > made.txt; kill -0 $w && echo WRITER-STILL-WAITING; cat ff; cat made.txt"#;
+    let started = std::time::Instant::now();
+    let out = Command::new("timeout")
+        .args(["-s", "TERM", "20"])
+        .arg(env!("CARGO_BIN_EXE_srt"))
+        .current_dir(d.join("w"))
+        .env("HOME", &d)
+        .arg(format!("--network-mode={mode}"))
+        .arg("-s")
+        .arg(d.join("s.json"))
+        .args(["-c", cmd])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "after {:?}: {text}", started.elapsed());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "WRITER-STILL-WAITING\nX\nY\n", "{text}");
+}
+
+#[test]
+fn a_stuck_call_does_not_hold_up_the_others_landlock() {
+    a_stuck_call_does_not_hold_up_the_others("landlock");
+}
+
+#[test]
+fn a_stuck_call_does_not_hold_up_the_others_namespace() {
+    a_stuck_call_does_not_hold_up_the_others("namespace");
+}
+
 #[test]
 fn terminals_fifos_and_scripts_landlock() {
     terminals_fifos_and_scripts("landlock");

@@ -210,13 +210,19 @@ pub(crate) fn supervise(
     let mut sock = Some(sock);
     let mut parked: Option<OwnedFd> = None;
     let mut setup_error: Option<(Stage, i32)> = None;
+    let mut watchdog: Option<crate::supervisor::Watchdog> = None;
     loop {
         let mut fds = vec![libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
         if let Some(s) = &sock {
             fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
+        // rounded up: a wake-up a little early would only sleep again
+        let timeout = watchdog.as_ref().map_or(-1, |w| w.due_in().as_millis() as libc::c_int + 1);
         // SAFETY: `fds` is a live array of pollfd of the given length.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if let Some(w) = &mut watchdog {
+            w.tick();
+        }
         if fds.len() > 1 && fds[1].revents != 0 {
             let fd = fds[1].fd;
             match read_setup(fd) {
@@ -224,11 +230,14 @@ pub(crate) fn supervise(
                     // the supervisor answers from its own threads from here on, so
                     // nothing the command does can keep this loop from signals
                     if let Some(s) = sup.take() {
-                        if let Err(e) = s.serve(fd) {
-                            crate::warn!("could not start the supervisor ({e}); stopping the command");
-                            // the command's mediated calls would otherwise wait for an
-                            // answer forever
-                            stop_now(auditor);
+                        match s.serve(fd) {
+                            Ok(w) => watchdog = Some(w),
+                            Err(e) => {
+                                crate::warn!("could not start the supervisor ({e}); stopping the command");
+                                // the command's mediated calls would otherwise wait for an
+                                // answer forever
+                                stop_now(auditor);
+                            }
                         }
                     }
                     // Only an exec failure can follow; read it after the auditor exits

@@ -19,9 +19,10 @@
 //! command's Landlock domain (opens and name operations the supervisor would not grant),
 //! never for metadata and never for a connect. Whatever it cannot classify is refused.
 //!
-//! One receiver answers notifications inline; a watchdog adds receivers when calls get
-//! stuck (a FIFO waiting for a reader), so one slow call never stalls the others, and the
-//! main thread's signal handling never waits for any of them.
+//! One receiver answers notifications inline; a watchdog ([`Watchdog`], ticked by srt's
+//! main thread between signals) adds receivers when calls get stuck (a FIFO waiting for a
+//! reader), so one slow call never stalls the others, and the main thread's signal
+//! handling never waits for any of them.
 
 mod connect;
 pub use state::transparent_refused_without_getfd;
@@ -233,7 +234,8 @@ impl Supervisor {
     }
 
     /// Answers notifications on `listener` from worker threads until the process exits.
-    pub fn serve(self, listener: OwnedFd) -> std::io::Result<()> {
+    /// The caller ticks the returned [`Watchdog`] at least every [`Watchdog::PERIOD`].
+    pub fn serve(self, listener: OwnedFd) -> std::io::Result<Watchdog> {
         // Linux >= 6.6: the answer wakes the command on the CPU that answered instead of
         // sending a wake-up to another CPU, which on a VM costs 40-180 µs per round trip
         // instead of ~6 µs. Older kernels refuse the flag; they are only slower.
@@ -335,14 +337,9 @@ const MAX_WORKERS: usize = 64;
 const STUCK: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Pool {
-    fn start(pool: &Arc<Pool>) -> std::io::Result<()> {
+    fn start(pool: &Arc<Pool>) -> std::io::Result<Watchdog> {
         Pool::spawn(pool)?;
-        let p = Arc::clone(pool);
-        std::thread::Builder::new()
-            .name("supervisor-watch".into())
-            .stack_size(64 * 1024)
-            .spawn(move || p.watch())
-            .map(drop)
+        Ok(Watchdog { pool: Arc::clone(pool), last: usize::MAX, next: std::time::Instant::now() + STUCK })
     }
 
     fn spawn(pool: &Arc<Pool>) -> std::io::Result<()> {
@@ -352,20 +349,6 @@ impl Pool {
         }
         let p = Arc::clone(pool);
         std::thread::Builder::new().name("supervisor".into()).stack_size(256 * 1024).spawn(move || p.work()).map(drop)
-    }
-
-    fn watch(self: Arc<Self>) {
-        let mut last = usize::MAX;
-        loop {
-            std::thread::sleep(STUCK);
-            let done = self.done.load(Ordering::SeqCst);
-            if self.idle.load(Ordering::SeqCst) == 0 && done == last {
-                // the spawn only fails when the system is out of threads; the existing
-                // receivers go on serving, just with less concurrency
-                let _ = Pool::spawn(&self);
-            }
-            last = done;
-        }
     }
 
     fn work(self: Arc<Self>) {
@@ -400,6 +383,48 @@ impl Pool {
             }
         }
     }
+}
+
+/// Adds a receiver when every receiver has been inside one call for [`STUCK`]. It is
+/// ticked by srt's main thread, which wakes for signals anyway, rather than by a thread of
+/// its own: a thread costs every run its start and, at srt's exit, a wake-up on another
+/// CPU to end it (100-300 µs on a VM), for a case that is rare.
+pub struct Watchdog {
+    pool: Arc<Pool>,
+    /// Calls answered at the last look.
+    last: usize,
+    /// When to look next.
+    next: std::time::Instant,
+}
+
+impl Watchdog {
+    pub const PERIOD: std::time::Duration = STUCK;
+
+    /// How long the caller may sleep before the next [`Watchdog::tick`].
+    pub fn due_in(&self) -> std::time::Duration {
+        self.next.saturating_duration_since(std::time::Instant::now())
+    }
+
+    /// Looks at the receivers if a period has passed since the last look.
+    pub fn tick(&mut self) {
+        let now = std::time::Instant::now();
+        if now < self.next {
+            return;
+        }
+        self.next = now + STUCK;
+        let done = self.pool.done.load(Ordering::SeqCst);
+        if stuck(self.pool.idle.load(Ordering::SeqCst), done, self.last) {
+            // the spawn only fails when the system is out of threads; the existing
+            // receivers go on serving, just with less concurrency
+            let _ = Pool::spawn(&self.pool);
+        }
+        self.last = done;
+    }
+}
+
+/// Every receiver is inside a call (none idle) and none was answered since the last look.
+fn stuck(idle: usize, done: usize, last: usize) -> bool {
+    idle == 0 && done == last
 }
 
 /// Keeps a receiver on the CPU of the thread it serves. The kernel hands a notification to
@@ -445,4 +470,17 @@ fn last_cpu(pid: u32) -> Option<usize> {
     // the command name (field 2) may hold spaces and parentheses: count after its last ')'
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(36)?.parse().ok()
+}
+
+#[cfg(test)]
+mod watchdog_tests {
+    use super::stuck;
+
+    #[test]
+    fn a_receiver_is_added_only_when_none_is_idle_and_nothing_was_answered() {
+        assert!(stuck(0, 7, 7), "every receiver busy, no progress: add one");
+        assert!(!stuck(1, 7, 7), "an idle receiver takes the next call");
+        assert!(!stuck(0, 8, 7), "calls are being answered");
+        assert!(!stuck(0, 0, usize::MAX), "the first look has nothing to compare with");
+    }
 }
