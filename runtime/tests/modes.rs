@@ -140,3 +140,60 @@ fn auto_mode_falls_back_cleanly_where_namespaces_are_refused() {
         .unwrap_or_default();
     assert!(journals.is_empty(), "journals left: {journals:?}");
 }
+
+/// srt's threads: the names of /proc/<pid>/task/*/comm.
+fn threads_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+/// The proxy's thread starts when a client first reaches the proxy, not for every command;
+/// then it serves (the client gets srt's 403 for a host not allowed).
+fn the_proxy_starts_when_a_client_comes(mode: &str) {
+    let dir = srt_tests::scratch_dir("modes-lazy-proxy");
+    let (before, after) = (dir.join("before"), dir.join("after"));
+    // each step waits for the test to look at srt's threads (a file it makes)
+    let cmd = format!(
+        "touch {b}.ready; while [ ! -e {b} ]; do sleep 0.02; done; \
+         curl -s -o /dev/null -w '%{{http_code}}' -x \"$HTTP_PROXY\" http://denied.test/; echo; \
+         touch {a}.ready; while [ ! -e {a} ]; do sleep 0.02; done",
+        b = before.display(),
+        a = after.display()
+    );
+    let mut c = srt(mode, &cmd);
+    let child = c.current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let wait_for = |p: &std::path::Path| {
+        let start = Instant::now();
+        while !p.with_extension("ready").exists() {
+            assert!(start.elapsed() < Duration::from_secs(10), "the command never reached {}", p.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    wait_for(&before);
+    let idle = threads_of(pid);
+    std::fs::write(&before, "").unwrap();
+    wait_for(&after);
+    let serving = threads_of(pid);
+    std::fs::write(&after, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("403"), "the proxy did not answer: {text}");
+    assert!(!idle.iter().any(|t| t == "proxy"), "a proxy thread before any client: {idle:?}");
+    assert!(serving.iter().any(|t| t == "proxy"), "no proxy thread once a client came: {serving:?}");
+}
+
+#[test]
+fn the_proxy_starts_when_a_client_comes_landlock() {
+    the_proxy_starts_when_a_client_comes("landlock");
+}
+
+#[test]
+fn the_proxy_starts_when_a_client_comes_namespace() {
+    the_proxy_starts_when_a_client_comes("namespace");
+}

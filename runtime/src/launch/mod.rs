@@ -196,7 +196,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     if let Err(errno) = child::drop_own_capabilities() {
         return Err(run.end_early(true, LaunchError::Sys(nix::errno::Errno::from_raw(errno)), None));
     }
-    let proxy = match net.start(inside, opts.debug, opts.control_fd) {
+    let mut proxy = match net.start(inside, opts.debug, opts.control_fd) {
         Ok(p) => p,
         Err(e) => return Err(run.end_early(true, e, None)),
     };
@@ -207,7 +207,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         // the command's processes are the auditor's descendants ([`crate::supervisor`])
         supervisor.auditor = Some(run.auditor.pid);
     }
-    let (status, setup_error) = supervise(run.auditor.pid, ours, sigfd.as_fd(), supervisor);
+    let (status, setup_error) = supervise(run.auditor.pid, ours, sigfd.as_fd(), supervisor, proxy.as_mut());
     let code = run.end(status, setup_error)?;
     if opts.network_hints {
         for line in crate::net::hints(&proxy.map(|p| p.refused()).unwrap_or_default()) {

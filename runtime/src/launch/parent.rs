@@ -205,6 +205,7 @@ pub(crate) fn supervise(
     sock: OwnedFd,
     sigfd: std::os::fd::BorrowedFd<'_>,
     sup: Supervisor,
+    mut proxy: Option<&mut crate::net::proxy::Proxy>,
 ) -> (libc::c_int, Option<(Stage, i32)>) {
     let mut sup = Some(sup);
     let mut sock = Some(sock);
@@ -216,6 +217,11 @@ pub(crate) fn supervise(
         if let Some(s) = &sock {
             fds.push(libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
+        // the proxy's listeners until a client first reaches one: then its thread starts
+        let proxy_at = fds.len();
+        for fd in proxy.as_ref().map(|p| p.wake_fds()).unwrap_or_default() {
+            fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+        }
         // rounded up: a wake-up a little early would only sleep again
         let timeout = watchdog.as_ref().map_or(-1, |w| w.due_in().as_millis() as libc::c_int + 1);
         // SAFETY: `fds` is a live array of pollfd of the given length.
@@ -223,7 +229,12 @@ pub(crate) fn supervise(
         if let Some(w) = &mut watchdog {
             w.tick();
         }
-        if fds.len() > 1 && fds[1].revents != 0 {
+        if fds[proxy_at..].iter().any(|f| f.revents != 0) {
+            if let Some(p) = proxy.as_deref_mut() {
+                p.serve();
+            }
+        }
+        if proxy_at > 1 && fds[1].revents != 0 {
             let fd = fds[1].fd;
             match read_setup(fd) {
                 SetupMsg::Listener(fd) => {

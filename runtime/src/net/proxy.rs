@@ -3,7 +3,7 @@
 //! relay to an external proxy, and the hints srt prints about refused hosts.
 
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use settings_schema::Settings;
 use srt_proxy::{log::Log, resolve::Resolver, Limits, Listener, Policy, Shared};
@@ -146,17 +146,19 @@ impl Net {
         }
     }
 
-    /// Serves the proxy on its own thread (the command already runs; srt stays its parent),
-    /// on our own loopback listener or, in namespace mode, on the listeners made inside
-    /// the command's network namespace.
-    /// Returns the proxy's state, to ask at exit which hosts it refused (`None` with an
-    /// existing proxy).
+    /// Readies the proxy (the command already runs; srt stays its parent) on our own
+    /// loopback listener or, in namespace mode, on the listeners made inside the command's
+    /// network namespace. Its thread starts when a client first reaches one of them
+    /// ([`Proxy::wake_fds`], [`Proxy::serve`]): most commands never use the network, and a
+    /// thread costs every run its start and, at srt's exit, a wake-up to end it. Until then
+    /// connections wait in the listeners' backlogs.
+    /// Returns `None` with an existing proxy.
     pub fn start(
         self,
         inside: Vec<OwnedFd>,
         debug: bool,
         control_fd: Option<i32>,
-    ) -> Result<Option<std::sync::Arc<Shared>>, LaunchError> {
+    ) -> Result<Option<Proxy>, LaunchError> {
         let inside = Inside::sort(inside);
         if let Some(ports) = self.external {
             if control_fd.is_some() {
@@ -179,8 +181,53 @@ impl Net {
         }
         let listeners: Vec<TcpListener> =
             if inside.proxy.is_empty() { self.listener.into_iter().collect() } else { inside.proxy };
-        let (dns_tcp, dns_udp) = (inside.dns_tcp, inside.dns_udp);
-        let state = shared.clone();
+        let pending = Pending { listeners, dns_tcp: inside.dns_tcp, dns_udp: inside.dns_udp, shared: shared.clone() };
+        Ok(Some(Proxy { shared, pending: Some(pending) }))
+    }
+}
+
+/// srt's own proxy for the run: its state (which hosts it refused) and, until a client
+/// first reaches it, its listeners.
+pub struct Proxy {
+    shared: std::sync::Arc<Shared>,
+    pending: Option<Pending>,
+}
+
+impl Proxy {
+    /// The descriptors whose readiness means a client is waiting; none once serving.
+    pub fn wake_fds(&self) -> Vec<RawFd> {
+        let Some(p) = &self.pending else { return Vec::new() };
+        let tcp = p.listeners.iter().chain(&p.dns_tcp).map(|l| l.as_raw_fd());
+        tcp.chain(p.dns_udp.iter().map(|u| u.as_raw_fd())).collect()
+    }
+
+    /// Starts the proxy's thread, once. Should the system be out of threads, the listeners
+    /// are closed: the command's clients are refused at once rather than left waiting.
+    pub fn serve(&mut self) {
+        if let Some(p) = self.pending.take() {
+            if let Err(e) = p.spawn() {
+                crate::warn!("the proxy could not start ({e}); the command has no network");
+            }
+        }
+    }
+
+    /// The hosts refused during the run.
+    pub fn refused(&self) -> Vec<srt_proxy::Refused> {
+        self.shared.refused()
+    }
+}
+
+/// Listeners ready, thread not started.
+struct Pending {
+    listeners: Vec<TcpListener>,
+    dns_tcp: Vec<TcpListener>,
+    dns_udp: Vec<std::net::UdpSocket>,
+    shared: std::sync::Arc<Shared>,
+}
+
+impl Pending {
+    fn spawn(self) -> std::io::Result<()> {
+        let Pending { listeners, dns_tcp, dns_udp, shared } = self;
         std::thread::Builder::new()
             .name("proxy".into())
             .spawn(move || {
@@ -231,8 +278,7 @@ impl Net {
                     }
                 });
             })
-            .map_err(|e| LaunchError::Proxy(format!("starting the proxy thread: {e}")))?;
-        Ok(Some(state))
+            .map(drop)
     }
 }
 
