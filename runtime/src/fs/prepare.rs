@@ -161,19 +161,29 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
             None => policy.mediated.push(home.to_path_buf()),
         }
     }
-    for e in
-        HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
-    {
-        for at in [home.join(e), xdg_location(e, home, var)] {
-            if !e.contains('*') {
-                bounds.push(at);
-                continue;
-            }
-            // only where the literal part could be written: a wildcard costs a listing
-            let literal: PathBuf =
-                at.components().take_while(|c| !c.as_os_str().to_string_lossy().contains('*')).collect();
-            if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::fs::policy::under(w, &literal)) {
-                bounds.extend(expand_components(&literal, at.strip_prefix(&literal).unwrap_or(Path::new(""))));
+    // every place this loop names lies under the home or an XDG base; where no writable
+    // tree holds one of those or lies below it, nothing it names can be written and the
+    // loop, a third of the policy's work, has nothing to add
+    let bases = std::iter::once(Some(home.to_path_buf())).chain(
+        XDG_BASES.iter().filter_map(|(v, _)| var(v).map(PathBuf::from).filter(|b| b.is_absolute())).map(normalised),
+    );
+    let bases: Vec<Option<PathBuf>> = bases.collect();
+    if names_may_be_written(&bases, &policy.write) {
+        for e in
+            HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
+        {
+            for at in [home.join(e), xdg_location(e, home, var)] {
+                if !e.contains('*') {
+                    bounds.push(at);
+                    continue;
+                }
+                // only where the literal part could be written: a wildcard costs a listing
+                let literal: PathBuf =
+                    at.components().take_while(|c| !c.as_os_str().to_string_lossy().contains('*')).collect();
+                if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::fs::policy::under(w, &literal))
+                {
+                    bounds.extend(expand_components(&literal, at.strip_prefix(&literal).unwrap_or(Path::new(""))));
+                }
             }
         }
     }
@@ -225,6 +235,21 @@ fn home_rules(policy: &mut FsPolicy, home: &Path, s: &Settings, cx: &Context<'_>
     }
     policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
     Ok(())
+}
+
+/// `p` with its components collected, or `None` when that changes it (a repeated or
+/// trailing `/`, a `.`): [`crate::paths::under`] compares bytes of normalised paths, and
+/// such a path is taken as possibly writable rather than reasoned about.
+fn normalised(p: PathBuf) -> Option<PathBuf> {
+    let n: PathBuf = p.components().collect();
+    (n.as_os_str() == p.as_os_str()).then_some(n)
+}
+
+/// Whether a path below one of `bases` (`None`: not normalised, see [`normalised`]) can
+/// be in one of the writable trees `write`: one of them holds the base or lies below it.
+fn names_may_be_written(bases: &[Option<PathBuf>], write: &[PathBuf]) -> bool {
+    use crate::fs::policy::under;
+    bases.iter().any(|b| b.as_ref().is_none_or(|b| write.iter().any(|w| under(b, w) || under(w, b))))
 }
 
 /// The XDG base variables and the home-relative places they stand for.
@@ -445,5 +470,69 @@ mod tests {
         let found = expand_components(&root, Path::new("*.desktop"));
         assert_eq!(found.len(), crate::fs::mandatory::SPLIT_MAX * 2, "every match of a wildcard is bounded");
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// The home loop is skipped only where none of the places it would name can pass its
+    /// filter: checked for every researched entry, against homes, writable trees and XDG
+    /// values (unnormalised ones too) on both sides of each other.
+    #[test]
+    fn the_home_names_are_skipped_only_where_none_could_be_written() {
+        use crate::fs::policy::under;
+        use crate::fs::protected_names::{xdg_location, HOME, HOME_ALLOW};
+        let homes = ["/home/a", "/root"];
+        let writes: [&[&str]; 7] = [
+            &["/work"],
+            &["/home/a/proj"],
+            &["/home"],
+            &["/"],
+            &["/work", "/srv/cfg/sub"],
+            &["/home/a/.config/git"],
+            &["/home/ab"],
+        ];
+        let xdgs: [Option<&str>; 6] =
+            [None, Some("/srv/cfg"), Some("/srv/cfg/"), Some("/srv//cfg"), Some("/srv/./cfg"), Some("rel/cfg")];
+        let mut skipped = 0;
+        for home in homes.map(Path::new) {
+            for write in writes {
+                let write: Vec<PathBuf> = write.iter().map(PathBuf::from).collect();
+                for xdg in xdgs {
+                    let var = |v: &str| (v == "XDG_CONFIG_HOME").then(|| xdg.map(std::ffi::OsString::from)).flatten();
+                    let bases: Vec<Option<PathBuf>> = std::iter::once(Some(home.to_path_buf()))
+                        .chain(
+                            XDG_BASES
+                                .iter()
+                                .filter_map(|(v, _)| var(v).map(PathBuf::from).filter(|b| b.is_absolute()))
+                                .map(normalised),
+                        )
+                        .collect();
+                    if names_may_be_written(&bases, &write) {
+                        continue;
+                    }
+                    skipped += 1;
+                    for e in HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)) {
+                        for at in [home.join(e), xdg_location(e, home, var)] {
+                            let literal: PathBuf = at
+                                .components()
+                                .take_while(|c| !c.as_os_str().to_string_lossy().contains('*'))
+                                .collect();
+                            assert!(
+                                !write.iter().any(|w| under(&at, w) || under(&literal, w) || under(w, &literal)),
+                                "{} (home {}, XDG_CONFIG_HOME {xdg:?}) is writable in {write:?} but was skipped",
+                                at.display(),
+                                home.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(skipped >= 10, "the cases must include homes outside every writable tree ({skipped})");
+        let none: [Option<PathBuf>; 1] = [Some("/root".into())];
+        assert!(!names_may_be_written(&none, &[PathBuf::from("/work")]));
+        assert!(names_may_be_written(&none, &[PathBuf::from("/root/proj")]), "a tree below the home");
+        assert!(names_may_be_written(&none, &[PathBuf::from("/")]), "a tree holding the home");
+        assert!(names_may_be_written(&[None], &[PathBuf::from("/work")]), "an unnormalised base is taken as writable");
+        assert_eq!(normalised("/srv/cfg/".into()), None);
+        assert_eq!(normalised("/srv/cfg".into()), Some(PathBuf::from("/srv/cfg")));
     }
 }
