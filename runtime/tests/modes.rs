@@ -167,6 +167,15 @@ fn the_proxy_starts_when_a_client_comes(mode: &str) {
     let mut c = srt(mode, &cmd);
     let child = c.current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
+    // a failed assertion below must not leave srt waiting for the files forever
+    struct Stop(u32);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            // SAFETY: plain kill of our own child (a no-op once it was reaped and the pid gone).
+            unsafe { libc::kill(self.0 as libc::pid_t, libc::SIGTERM) };
+        }
+    }
+    let stop = Stop(pid);
     let wait_for = |p: &std::path::Path| {
         let start = Instant::now();
         while !p.with_extension("ready").exists() {
@@ -181,6 +190,7 @@ fn the_proxy_starts_when_a_client_comes(mode: &str) {
     let serving = threads_of(pid);
     std::fs::write(&after, "").unwrap();
     let out = child.wait_with_output().unwrap();
+    std::mem::forget(stop); // reaped: the pid may be anyone's now
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{text}");
     assert!(text.contains("403"), "the proxy did not answer: {text}");
