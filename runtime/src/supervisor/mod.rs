@@ -348,7 +348,13 @@ impl Pool {
             return Ok(());
         }
         let p = Arc::clone(pool);
-        std::thread::Builder::new().name("supervisor".into()).stack_size(256 * 1024).spawn(move || p.work()).map(drop)
+        let spawned =
+            std::thread::Builder::new().name("supervisor".into()).stack_size(256 * 1024).spawn(move || p.work());
+        if spawned.is_err() {
+            // no thread: its place is free for a later try (the system may have threads again)
+            pool.total.fetch_sub(1, Ordering::SeqCst);
+        }
+        spawned.map(drop)
     }
 
     fn work(self: Arc<Self>) {
