@@ -37,6 +37,7 @@ mod escape {
     mod review_second;
     mod review_shelf;
     mod review_srt_death;
+    mod review_startup;
     mod review_third;
     mod syscalls;
     mod unix_sockets;
