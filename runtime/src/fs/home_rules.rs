@@ -53,11 +53,7 @@ pub(super) fn home_rules(
     // every place this loop names lies under the home or an XDG base; where no writable
     // tree holds one of those or lies below it, nothing it names can be written and the
     // loop, a third of the policy's work, has nothing to add
-    let bases = std::iter::once(Some(home.to_path_buf())).chain(
-        XDG_BASES.iter().filter_map(|(v, _)| var(v).map(PathBuf::from).filter(|b| b.is_absolute())).map(normalised),
-    );
-    let bases: Vec<Option<PathBuf>> = bases.collect();
-    if names_may_be_written(&bases, &policy.write) {
+    if names_may_be_written(&name_bases(home, var), &policy.write) {
         for e in
             HOME.iter().map(|e| e.path).chain(HOME_ALLOW.iter().map(|a| a.path)).chain(allow.iter().map(String::as_str))
         {
@@ -69,8 +65,7 @@ pub(super) fn home_rules(
                 // only where the literal part could be written: a wildcard costs a listing
                 let literal: PathBuf =
                     at.components().take_while(|c| !c.as_os_str().to_string_lossy().contains('*')).collect();
-                if policy.in_write_tree(&literal) || policy.write.iter().any(|w| crate::fs::policy::under(w, &literal))
-                {
+                if reaches_writable(&literal, &policy.write) {
                     bounds.extend(expand_components(&literal, at.strip_prefix(&literal).unwrap_or(Path::new(""))));
                 }
             }
@@ -134,11 +129,25 @@ fn normalised(p: PathBuf) -> Option<PathBuf> {
     (n.as_os_str() == p.as_os_str()).then_some(n)
 }
 
+/// Where the researched home names can lie: the home, and each XDG base the environment
+/// sets to an absolute path ([`crate::fs::protected_names::xdg_location`] moves a name there), `None` for one that is
+/// not normalised.
+fn name_bases(home: &Path, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<Option<PathBuf>> {
+    let xdg = XDG_BASES.iter().filter_map(|(v, _)| var(v).map(PathBuf::from).filter(|b| b.is_absolute()));
+    std::iter::once(Some(home.to_path_buf())).chain(xdg.map(normalised)).collect()
+}
+
 /// Whether a path below one of `bases` (`None`: not normalised, see [`normalised`]) can
-/// be in one of the writable trees `write`: one of them holds the base or lies below it.
+/// be in one of the writable trees `write`.
 fn names_may_be_written(bases: &[Option<PathBuf>], write: &[PathBuf]) -> bool {
+    bases.iter().any(|b| b.as_ref().is_none_or(|b| reaches_writable(b, write)))
+}
+
+/// A path below `base` can be in one of the writable trees `write`: one of them holds
+/// `base` or lies below it.
+fn reaches_writable(base: &Path, write: &[PathBuf]) -> bool {
     use crate::fs::policy::under;
-    bases.iter().any(|b| b.as_ref().is_none_or(|b| write.iter().any(|w| under(b, w) || under(w, b))))
+    write.iter().any(|w| under(base, w) || under(w, base))
 }
 
 /// The XDG base variables and the home-relative places they stand for.
@@ -234,15 +243,7 @@ mod tests {
                 let write: Vec<PathBuf> = write.iter().map(PathBuf::from).collect();
                 for xdg in xdgs {
                     let var = |v: &str| (v == "XDG_CONFIG_HOME").then(|| xdg.map(std::ffi::OsString::from)).flatten();
-                    let bases: Vec<Option<PathBuf>> = std::iter::once(Some(home.to_path_buf()))
-                        .chain(
-                            XDG_BASES
-                                .iter()
-                                .filter_map(|(v, _)| var(v).map(PathBuf::from).filter(|b| b.is_absolute()))
-                                .map(normalised),
-                        )
-                        .collect();
-                    if names_may_be_written(&bases, &write) {
+                    if names_may_be_written(&name_bases(home, var), &write) {
                         continue;
                     }
                     skipped += 1;

@@ -234,7 +234,7 @@ impl Supervisor {
     }
 
     /// Answers notifications on `listener` from worker threads until the process exits.
-    /// The caller ticks the returned [`Watchdog`] at least every [`Watchdog::PERIOD`].
+    /// The caller ticks the returned [`Watchdog`] once its [`Watchdog::due_in`] has passed.
     pub fn serve(self, listener: OwnedFd) -> std::io::Result<Watchdog> {
         // Linux >= 6.6: the answer wakes the command on the CPU that answered instead of
         // sending a wake-up to another CPU, which on a VM costs 40-180 µs per round trip
@@ -404,8 +404,6 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub const PERIOD: std::time::Duration = STUCK;
-
     /// How long the caller may sleep before the next [`Watchdog::tick`].
     pub fn due_in(&self) -> std::time::Duration {
         self.next.saturating_duration_since(std::time::Instant::now())
