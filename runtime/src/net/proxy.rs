@@ -206,7 +206,10 @@ impl Proxy {
     pub fn serve(&mut self) {
         if let Some(p) = self.pending.take() {
             if let Err(e) = p.spawn() {
-                crate::warn!("the proxy could not start ({e}); the command has no network");
+                crate::warn!(
+                    "the proxy's thread could not start ({e}: the uid is out of processes or threads, see `ulimit -u`); \
+                     the command's connections are refused"
+                );
             }
         }
     }
