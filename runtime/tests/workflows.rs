@@ -17,10 +17,15 @@ fn dir(tag: &str) -> PathBuf {
     d.canonicalize().unwrap()
 }
 
-/// Runs `cmd` under srt in `d/w`; returns (exit code, stdout+stderr).
-fn srt(d: &Path, mode: &str, cmd: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_srt"))
-        .current_dir(d.join("w"))
+/// srt running `cmd` in `d/w`, started through `wrapper` (a program and its arguments
+/// that then run srt, e.g. `timeout`) when it is not empty.
+fn srt_command(d: &Path, mode: &str, cmd: &str, wrapper: &[&str]) -> Command {
+    let srt = env!("CARGO_BIN_EXE_srt");
+    let mut c = Command::new(wrapper.first().copied().unwrap_or(srt));
+    if let Some((_, args)) = wrapper.split_first() {
+        c.args(args).arg(srt);
+    }
+    c.current_dir(d.join("w"))
         .env("HOME", d)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -28,9 +33,13 @@ fn srt(d: &Path, mode: &str, cmd: &str) -> (i32, String) {
         .arg("-s")
         .arg(d.join("s.json"))
         .args(["-c", cmd])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs `cmd` under srt in `d/w`; returns (exit code, stdout+stderr).
+fn srt(d: &Path, mode: &str, cmd: &str) -> (i32, String) {
+    let out = srt_command(d, mode, cmd, &[]).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
@@ -123,18 +132,7 @@ fn a_stuck_call_does_not_hold_up_the_others(mode: &str) {
     let cmd = r#"mkfifo ff; bash -c 'echo X > ff' & w=$!
 sleep 0.3; echo Y > made.txt; kill -0 $w && echo WRITER-STILL-WAITING; cat ff; cat made.txt"#;
     let started = std::time::Instant::now();
-    let out = Command::new("timeout")
-        .args(["-s", "TERM", "20"])
-        .arg(env!("CARGO_BIN_EXE_srt"))
-        .current_dir(d.join("w"))
-        .env("HOME", &d)
-        .arg(format!("--network-mode={mode}"))
-        .arg("-s")
-        .arg(d.join("s.json"))
-        .args(["-c", cmd])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = srt_command(&d, mode, cmd, &["timeout", "-s", "TERM", "20"]).output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "after {:?}: {text}", started.elapsed());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "WRITER-STILL-WAITING\nX\nY\n", "{text}");
