@@ -17,10 +17,8 @@ SRT_TEST_SKIP_LOG="$skips" cargo test --workspace --quiet 2>&1 | tee target/test
 # the real container runtime (podman, runc): images built from this workspace, srt in
 # unprivileged containers and in the pod srt-controller renders. Skips (recorded in
 # $skips) where podman cannot run; its checks count in the totals below
-# the binaries as scripts/build.sh links them (srt statically), in their debug build to
-# spare CI a release build with fat LTO: what the podman test packages and runs
-echo "== scripts/build.sh --debug" >&2
-bash scripts/build.sh --debug --quiet
+# it packages scripts/build.sh's debug binaries (srt linked statically; the debug build
+# spares CI a release build with fat LTO), which it builds itself as its first check
 echo "== scripts/podman-test.sh" >&2
 SRT_PODMAN_BIN_DIR=target/dist-debug SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
 # tests that could not do what their name says here (not root, no second uid, ...) are
