@@ -191,14 +191,17 @@ impl Journal {
     }
 
     /// The check is done: the journal goes. In the user's state directory the (empty)
-    /// directories stay, as programs' state directories do: removing a directory frees
+    /// directories and the preload stay, as programs' state directories do: removing a directory frees
     /// its block, which on a filesystem mounted with `discard` waits for the device (about
     /// 3 ms per run on an ext4 VM disk). In the shared temporary directory (no usable home)
-    /// nothing of srt's stays: they go when nothing else is left in them.
+    /// nothing of srt's stays: they go with the preload when no other run's journal is left.
     pub fn finish(&self) -> std::io::Result<()> {
         std::fs::remove_file(&self.path)?;
         if let Some(state) = self.path.parent().and_then(Path::parent).filter(|s| transient(s)) {
+            // no journal left: no run is going that could still start a program with the
+            // preload (a run writes its journal before it names the library)
             if std::fs::remove_dir(state.join("runs")).is_ok() {
+                crate::launch::preload::remove_all(state, std::time::Duration::ZERO);
                 let _ = std::fs::remove_dir(state);
             }
         }

@@ -16,6 +16,7 @@ const OPTIONS: &[(&str, Option<char>, bool)] = &[
     ("resolve", None, true),
     ("control-fd", None, true),
     ("no-network-hints", None, false),
+    ("no-preload", None, false),
     ("help", Some('h'), false),
     ("version", Some('V'), false),
 ];

@@ -126,6 +126,7 @@ pub fn report(
         let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
     }
     crate::cli::explain_fs::report(w, &p, settings_files);
+    crate::launch::preload::explain(w, state.as_deref(), &p.policy, p.filter.mediate_fs);
     crate::launch::env_policy::explain(w, &settings.environment());
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();
@@ -257,8 +258,13 @@ fn describe(r: &seccomp::Rule) -> String {
         Rule::AnyBit { arg, mask, then, otherwise } => {
             format!("{} if arg{arg} & {mask:#x}, else {}", a(then), a(otherwise))
         }
-        Rule::AnyBitUnless { arg, always, unless, mask, then } => format!(
-            "{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
+        Rule::AnyBitUnless { arg, native, native_unless, always, unless, mask, then } => format!(
+            "{n}{t} if arg{arg} & {always:#x}, else allow if arg{arg} & {unless:#x}, else {t} if arg{arg} & {mask:#x}, else allow",
+            n = if *native != 0 {
+                format!("allow (the kernel judges) if arg{arg} & {native:#x} and not & {native_unless:#x}, else ")
+            } else {
+                String::new()
+            },
             t = a(then)
         ),
         Rule::TcpOnly { unix, unix_stream_only, udp } => {

@@ -34,7 +34,12 @@ pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
 /// the private TMPDIR and the proxy variables on top (they replace any inherited ones).
 /// What the policy left out is named under `-d`; a command that reads a dropped name
 /// simply finds it unset.
-pub(crate) fn environment(settings: &Settings, tmpdir: &Path, proxy: &[(String, String)]) -> Vec<CString> {
+pub(crate) fn environment(
+    settings: &Settings,
+    tmpdir: &Path,
+    proxy: &[(String, String)],
+    preload: Option<&Path>,
+) -> Vec<CString> {
     let mut own = proxy.to_vec();
     own.push(("SANDBOX_RUNTIME".into(), "1".into()));
     own.push(("TMPDIR".into(), tmpdir.to_string_lossy().into_owned()));
@@ -42,7 +47,30 @@ pub(crate) fn environment(settings: &Settings, tmpdir: &Path, proxy: &[(String, 
     if !built.report.is_empty() {
         tracing::debug!("environment: {}", crate::launch::env_policy::describe(&built.report));
     }
-    built.envp
+    let mut envp = built.envp;
+    if let Some(ours) = preload {
+        add_preload(&mut envp, ours);
+    }
+    envp
+}
+
+/// Puts srt's library last in `LD_PRELOAD`, after whatever the policy let through.
+fn add_preload(envp: &mut Vec<CString>, ours: &Path) {
+    const NAME: &[u8] = b"LD_PRELOAD=";
+    let at = envp.iter().position(|e| e.as_bytes().starts_with(NAME));
+    let inherited = at.map(|i| &envp[i].as_bytes()[NAME.len()..]);
+    let Some(value) = crate::launch::preload::ld_preload(ours, inherited) else {
+        tracing::debug!("the create preload's path {} cannot be named in LD_PRELOAD; not used", ours.display());
+        return;
+    };
+    let mut entry = NAME.to_vec();
+    entry.extend_from_slice(&value);
+    // no NUL: built from a CString's bytes and a path checked by ld_preload
+    let Ok(entry) = CString::new(entry) else { return };
+    match at {
+        Some(i) => envp[i] = entry,
+        None => envp.push(entry),
+    }
 }
 
 /// Shell-quotes words for `bash -c` so arguments keep their boundaries.

@@ -17,6 +17,7 @@ pub mod env_policy;
 mod finish;
 mod options;
 mod parent;
+pub mod preload;
 pub mod prepare;
 pub mod probe;
 
@@ -132,7 +133,6 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         net.port = http;
         net.socks_port = socks;
     }
-    let envp = command::environment(&opts.settings, &tmp.0, &net.env());
     // landlock mode routes every connect; namespace mode transparent mode's and Unix ones
     let route = (!namespaced || net.transparent.is_some() || prepared.filter.unix_listed).then(|| net.route());
     let journal = if prepared.fs_enabled {
@@ -141,6 +141,14 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         None
     };
+    // where files are mediated, and the command may read it where it is kept; after the
+    // journal, whose presence keeps a run finishing in a shared state directory from
+    // removing the library (journal::Journal::finish)
+    let preload = (opts.preload && prepared.filter.mediate_fs)
+        .then(|| state_dir.as_deref().and_then(preload::install))
+        .flatten()
+        .filter(|p| prepared.policy.can_read(p));
+    let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.journal = journal.clone();
     supervisor.pool = pool.clone();

@@ -21,6 +21,8 @@ pub struct Options {
     pub control_fd: Option<RawFd>,
     /// Name the hosts the proxy refused, on stderr at exit.
     pub network_hints: bool,
+    /// Give the command's programs srt's create preload ([`crate::launch::preload`]).
+    pub preload: bool,
 }
 
 /// How the command's network is confined (see README, "Network modes").

@@ -76,10 +76,13 @@ pub enum Rule {
         then: Action,
         otherwise: Action,
     },
-    /// `then` when any bit of `always` is set in argument `arg`; else allow when any bit
-    /// of `unless` is set; else `then` when any bit of `mask` is set; else allow.
+    /// Allow when `native` is set in argument `arg` and no bit of `native_unless`; else
+    /// `then` when any bit of `always` is set; else allow when any bit of `unless` is set;
+    /// else `then` when any bit of `mask` is set; else allow. (`native` 0: no such bit.)
     AnyBitUnless {
         arg: u32,
+        native: u32,
+        native_unless: u32,
         always: u32,
         unless: u32,
         mask: u32,
@@ -233,14 +236,25 @@ pub(super) fn body(rule: &Rule) -> Vec<SockFilter> {
             stmt(BPF_RET_K, then.ret()),
             stmt(BPF_RET_K, otherwise.ret()),
         ],
-        Rule::AnyBitUnless { arg, always, unless, mask, then } => vec![
-            stmt(BPF_LD_W_ABS, arg_lo(*arg)),
-            jump(BPF_JSET_K, *always, 2, 0),
-            jump(BPF_JSET_K, *unless, 2, 0),
-            jump(BPF_JSET_K, *mask, 0, 1),
-            stmt(BPF_RET_K, then.ret()),
-            stmt(BPF_RET_K, RET_ALLOW),
-        ],
+        Rule::AnyBitUnless { arg, native, native_unless, always, unless, mask, then } => {
+            let mut b = vec![stmt(BPF_LD_W_ABS, arg_lo(*arg))];
+            if *native != 0 {
+                // native set -> next, else past the allow; native_unless set -> past it too
+                b.extend([
+                    jump(BPF_JSET_K, *native, 0, 2),
+                    jump(BPF_JSET_K, *native_unless, 1, 0),
+                    stmt(BPF_RET_K, RET_ALLOW),
+                ]);
+            }
+            b.extend([
+                jump(BPF_JSET_K, *always, 2, 0),
+                jump(BPF_JSET_K, *unless, 2, 0),
+                jump(BPF_JSET_K, *mask, 0, 1),
+                stmt(BPF_RET_K, then.ret()),
+                stmt(BPF_RET_K, RET_ALLOW),
+            ]);
+            b
+        }
         Rule::TcpOnly { unix, unix_stream_only, udp } => {
             let eperm = Action::Errno(libc::EPERM).ret();
             // 0: ld family; 1: jeq INET -> 4; 2: jeq INET6 -> 4; 3: unix? allow : eperm;

@@ -36,6 +36,14 @@ pub struct FilterOptions {
     pub mediate_ptys: bool,
 }
 
+/// A bit of `open`/`openat` flags the kernel ignores (it masks flags with its valid
+/// ones) and the filter reads as "let the kernel judge this one alone"; set by srt's
+/// preload (`runtime/preload/native_create.rs`), which asks again without it on EACCES.
+pub const NATIVE_CREATE: u32 = 1 << 30;
+
+/// `__O_TMPFILE` without `O_DIRECTORY`: an unnamed file always goes to the supervisor.
+const TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
+
 /// The rule table: pure, unit-tested, and what `srt explain` prints.
 pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)> {
     let eperm = Action::Errno(libc::EPERM);
@@ -121,6 +129,9 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
     }
     if opts.mediate_fs {
         let write_bits = (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+        // NATIVE_CREATE opens (srt's preload sets it first) go to the kernel alone: making a
+        // file there is what Landlock grants, which is only below the run's own directories,
+        // where the supervisor would let the kernel make it too. O_TMPFILE ones still come.
         // O_NONBLOCK opens of existing files (terminals, fifos: bash opens /dev/tty so at
         // every start) stay with Landlock alone; creating always goes to the supervisor
         // (coreutils touch creates with O_NONBLOCK). Safe: the supervisor only ever adds
@@ -134,6 +145,8 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
                     nr,
                     Rule::AnyBitUnless {
                         arg,
+                        native: NATIVE_CREATE,
+                        native_unless: TMPFILE_BIT,
                         always: libc::O_CREAT as u32,
                         unless: nonblock,
                         mask: write_bits,

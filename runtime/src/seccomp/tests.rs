@@ -249,6 +249,26 @@ fn write_opens_go_to_the_supervisor_reads_do_not() {
 }
 
 #[test]
+fn opens_with_the_native_bit_are_left_to_the_kernel_but_unnamed_files() {
+    let o = opts(true, false);
+    let n = u64::from(NATIVE_CREATE);
+    let create = (libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC) as u64;
+    assert_eq!(decide(o, "openat", [0, 0, create, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(o, "openat", [0, 0, create | n, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "open", [0, create | n, 0, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "openat", [0, 0, libc::O_RDWR as u64 | n, 0, 0, 0]), RET_ALLOW);
+    // the bit is read in the low half only: a high-half bit is not it
+    assert_eq!(decide(o, "openat", [0, 0, create | (n << 32), 0, 0, 0]), RET_USER_NOTIF);
+    for tmpfile in [libc::O_TMPFILE | libc::O_RDWR, (libc::O_TMPFILE & !libc::O_DIRECTORY) | libc::O_WRONLY] {
+        let f = tmpfile as u64 | n;
+        assert_eq!(decide(o, "openat", [0, 0, f, 0, 0, 0]), RET_USER_NOTIF, "{f:#x}");
+    }
+    // the other bits of the rule are unchanged by the native test before them
+    assert_eq!(decide(o, "openat", [0, 0, (libc::O_RDWR | libc::O_NONBLOCK) as u64, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(o, "openat", [0, 0, libc::O_TRUNC as u64, 0, 0, 0]), RET_USER_NOTIF);
+}
+
+#[test]
 fn tcp_only_sockets_and_mediated_connect() {
     let o = FilterOptions { tcp: true, mediate_connect: true, ..opts(true, false) };
     let sock = |f: i32, t: i32, p: i32| decide(o, "socket", [f as u64, t as u64, p as u64, 0, 0, 0]);

@@ -1,0 +1,38 @@
+//! Builds the preload (`preload/native_create.rs`) that srt embeds and gives the command's
+//! dynamically linked programs. It is a C shared library without std, built with rustc
+//! alone: not with the workspace's flags, which link srt statically (`+crt-static` makes
+//! no shared library). Where it cannot be built (another architecture, no linker for the
+//! target), srt is built without it and every file is made the supervised way.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=preload/native_create.rs");
+    println!("cargo:rerun-if-changed=build.rs");
+    let (Some(out), Some(target)) = (std::env::var_os("OUT_DIR"), std::env::var_os("TARGET")) else {
+        panic!("cargo sets OUT_DIR and TARGET for build scripts");
+    };
+    let out = PathBuf::from(out).join("native_create.so");
+    let target = target.to_string_lossy().into_owned();
+    let supported = target.contains("-linux-") && (target.starts_with("x86_64-") || target.starts_with("aarch64-"));
+    let built = supported && {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let status = Command::new(rustc)
+            .args(["--edition", "2021", "--crate-type", "cdylib", "--crate-name", "srt_native_create"])
+            .args(["-C", "panic=abort", "-C", "opt-level=2", "-C", "strip=symbols", "-C", "target-feature=-crt-static"])
+            .args(["--target", &target])
+            .arg("preload/native_create.rs")
+            .arg("-o")
+            .arg(&out)
+            .status();
+        matches!(status, Ok(s) if s.success())
+    };
+    if !built {
+        println!("cargo:warning=srt is built without its create preload (target {target}): files are made the supervised way");
+        // an empty file: srt sees no preload to install
+        if let Err(e) = std::fs::write(&out, b"") {
+            panic!("cannot write {}: {e}", out.display());
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! srt's `LD_PRELOAD` for the command (`runtime/preload/native_create.rs`): lets the kernel
+//! make files below the run's own directories without a supervisor round trip. Embedded
+//! in srt and kept in its state directory (which the command cannot write), one file per
+//! build, written once.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The shared library, empty where the build could not make it (see `runtime/build.rs`).
+const LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/native_create.so"));
+
+/// FNV-1a of the library: the file's name, so that two builds of srt never share one.
+const HASH: u64 = {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < LIBRARY.len() {
+        h ^= LIBRARY[i] as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    h
+};
+
+/// Where this build's library lives in `state_dir`.
+pub fn path_in(state_dir: &Path) -> PathBuf {
+    state_dir.join(format!("native-create-{HASH:016x}.so"))
+}
+
+/// The library's path in `state_dir`, written there first if it is missing. `None` (the
+/// command runs without it, every file made the supervised way) when this build has none
+/// or it cannot be written; said under `-d`.
+pub fn install(state_dir: &Path) -> Option<PathBuf> {
+    if LIBRARY.is_empty() {
+        return None;
+    }
+    let path = path_in(state_dir);
+    if is_ours(&path) {
+        return Some(path);
+    }
+    match write(&path) {
+        Ok(()) => Some(path),
+        Err(e) => {
+            tracing::debug!("the create preload could not be written to {}: {e}; files are made the supervised way", path.display());
+            None
+        }
+    }
+}
+
+/// A regular file of this uid, of the library's size, that only its owner may write (the
+/// state directory is srt's, 0700: the size tells a file cut short by a crash).
+fn is_ours(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        m.file_type().is_file() && m.uid() == uid && m.len() == LIBRARY.len() as u64 && m.mode() & 0o022 == 0
+    })
+}
+
+/// Written under a name of this process's and renamed into place: a run reading it at the
+/// same time sees the whole library or none.
+fn write(path: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o444)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(LIBRARY))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return result;
+    }
+    // a new build: other builds' libraries go once a day has passed since they were written
+    // (a run of one that is still going would find its library gone)
+    if let Some(dir) = path.parent() {
+        remove_all(dir, std::time::Duration::from_secs(24 * 3600));
+    }
+    result
+}
+
+/// Removes the libraries in `state_dir` but this build's, and this build's too when
+/// `older_than` is zero; only those unchanged for `older_than`.
+pub fn remove_all(state_dir: &Path, older_than: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(state_dir) else { return };
+    let ours = path_in(state_dir);
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.as_bytes();
+        if !name.starts_with(b"native-create-") || (e.path() == ours && !older_than.is_zero()) {
+            continue;
+        }
+        let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= older_than));
+        if old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The command's `LD_PRELOAD`: an inherited one first (its libraries see every call before
+/// srt's does, as they would without srt), then srt's. `None` when srt's path cannot be
+/// named in the list (the loader splits it at spaces and colons, and expands `$`).
+pub fn ld_preload(ours: &Path, inherited: Option<&[u8]>) -> Option<Vec<u8>> {
+    let bytes = ours.as_os_str().as_bytes();
+    if !ours.is_absolute() || bytes.iter().any(|b| b" \t\n:$".contains(b)) {
+        return None;
+    }
+    let mut out = Vec::new();
+    if let Some(theirs) = inherited.filter(|t| t.iter().any(|b| !b" \t\n:".contains(b))) {
+        out.extend_from_slice(theirs);
+        out.push(b':');
+    }
+    out.extend_from_slice(bytes);
+    Some(out)
+}
+
+/// What `srt explain` says about the preload.
+pub fn explain(w: &mut String, state_dir: Option<&Path>, policy: &crate::fs::policy::FsPolicy, mediated: bool) {
+    use std::fmt::Write;
+    let path = state_dir.map(path_in);
+    let why_not = match &path {
+        _ if !mediated => Some("files are not mediated"),
+        _ if !available() => Some("this build of srt has none"),
+        None => Some("no state directory to keep it in"),
+        Some(p) if !policy.can_read(p) => Some("denyRead covers where it is kept"),
+        Some(p) if ld_preload(p, None).is_none() => Some("its path cannot be named in LD_PRELOAD"),
+        Some(_) => None,
+    };
+    let _ = match (why_not, &path) {
+        (None, Some(p)) => writeln!(
+            w,
+            "create preload: LD_PRELOAD={} for the command's dynamically linked programs (--no-preload: none)\n  \
+             their open(O_CREAT) asks the kernel first, with a flag bit the filter lets through untrapped: files\n  \
+             below directories made during the run are made at the kernel's speed; elsewhere Landlock refuses\n  \
+             (EACCES) and it asks again the supervised way. Static programs and fopen() are always supervised.",
+            p.display()
+        ),
+        (why, _) => writeln!(
+            w,
+            "create preload: none ({}): every open(O_CREAT) goes to the supervisor",
+            why.unwrap_or("no state directory to keep it in")
+        ),
+    };
+}
+
+/// Whether this build carries the library.
+pub fn available() -> bool {
+    !LIBRARY.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preload_comes_after_an_inherited_one() {
+        let ours = Path::new("/home/u/.local/state/srt/native-create-1.so");
+        assert_eq!(ld_preload(ours, None).as_deref(), Some(ours.as_os_str().as_bytes()));
+        assert_eq!(ld_preload(ours, Some(b"")).as_deref(), Some(ours.as_os_str().as_bytes()));
+        assert_eq!(
+            ld_preload(ours, Some(b"/usr/lib/libfoo.so")),
+            Some(b"/usr/lib/libfoo.so:/home/u/.local/state/srt/native-create-1.so".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_path_the_loader_would_split_or_expand_is_not_used() {
+        for p in ["/home/a b/x.so", "/home/a:b/x.so", "/home/$LIB/x.so", "relative/x.so", "/home/a\tb/x.so"] {
+            assert_eq!(ld_preload(Path::new(p), None), None, "{p}");
+        }
+    }
+
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn this_build_carries_the_library_with_the_filters_bit() {
+        assert!(available(), "runtime/build.rs could not build preload/native_create.rs");
+        let source = include_str!("../../preload/native_create.rs");
+        assert_eq!(crate::seccomp::NATIVE_CREATE, 1 << 30);
+        assert!(source.contains("const NATIVE: c_int = 1 << 30;"), "the preload's bit is not the filter's");
+    }
+
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn the_library_is_written_once_and_found_again() {
+        let dir = std::env::temp_dir().join(format!("srt-preload-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = install(&dir).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
+        let ino = std::fs::metadata(&p).unwrap().ino();
+        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino, "an intact library is not written again");
+        // one cut short is replaced
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, &LIBRARY[..10]).unwrap();
+        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
