@@ -41,7 +41,10 @@ pub fn install(state_dir: &Path) -> Option<PathBuf> {
     match write(&path) {
         Ok(()) => Some(path),
         Err(e) => {
-            tracing::debug!("the create preload could not be written to {}: {e}; files are made the supervised way", path.display());
+            tracing::debug!(
+                "the create preload could not be written to {}: {e}; files are made the supervised way",
+                path.display()
+            );
             None
         }
     }

@@ -1,0 +1,76 @@
+//! The create preload's flag bit (`seccomp::NATIVE_CREATE`): the filter lets an open that
+//! carries it through untrapped, so the kernel alone judges it under the command's
+//! Landlock domain. These scenarios set the bit themselves, with raw syscalls (no preload
+//! to ask again the supervised way), where the supervisor would refuse or make the file
+//! itself: the kernel must refuse every one, and the files the check looks for must not
+//! appear. The preload's own file, in srt's state directory, must stay as srt wrote it.
+
+use super::harness::{Env, Scenario};
+use crate::escapes;
+
+const NATIVE: i64 = 1 << 30;
+
+/// A raw `openat(AT_FDCWD, path, flags | NATIVE, 0o755)` from Python; exits 0 only if it
+/// opened something.
+fn raw_open(path: &str, flags: i64) -> String {
+    format!(
+        "/usr/bin/python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); \
+         r=l.syscall({nr}, -100, b\"{path}\", {f}, 0o755); print(\"rc\", r, \"errno\", ctypes.get_errno()); \
+         sys.exit(0 if r>=0 else 1)'",
+        nr = libc::SYS_openat,
+        f = flags | NATIVE,
+    )
+}
+
+const CREATE: i64 = (libc::O_WRONLY | libc::O_CREAT) as i64;
+const CREATE_EXCL: i64 = (libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL) as i64;
+const TRUNCATE: i64 = (libc::O_WRONLY | libc::O_TRUNC) as i64;
+
+/// A file made in `.` (a directory that existed at launch) with the bit: Landlock grants
+/// no making of files there (the supervisor makes them, for the journal).
+fn made_in_existing_dir(path: &'static str, flags: i64) -> Scenario {
+    Scenario::new(&raw_open(path, flags)).fails()
+}
+
+escapes! {
+    native_bit_makes_no_file_in_the_working_directory =>
+        made_in_existing_dir("made", CREATE_EXCL).absent("w/made");
+    native_bit_makes_no_file_in_an_existing_subdirectory =>
+        made_in_existing_dir("sub/made", CREATE)
+            .setup(|e: &Env| e.dir(&e.w("sub")))
+            .absent("w/sub/made");
+    native_bit_makes_no_git_head_beside_a_commondir =>
+        made_in_existing_dir("src/HEAD", CREATE)
+            .setup(|e: &Env| e.file(&e.w("src/commondir"), "../.git\n"))
+            .absent("w/src/HEAD");
+    native_bit_makes_no_git_hook =>
+        made_in_existing_dir(".git/hooks/pre-commit", CREATE)
+            .setup(|e: &Env| e.dir(&e.w(".git/hooks")))
+            .absent("w/.git/hooks/pre-commit");
+    native_bit_makes_no_shell_startup_file =>
+        made_in_existing_dir(".bashrc", CREATE).absent("w/.bashrc");
+    native_bit_makes_nothing_outside =>
+        made_in_existing_dir("../o/evil", CREATE).absent("o/evil");
+    native_bit_truncates_no_protected_file =>
+        Scenario::new(&raw_open(".bashrc", TRUNCATE))
+            .setup(|e: &Env| e.file(&e.w(".bashrc"), "kept\n"))
+            .fails()
+            .holds("w/.bashrc", "kept\n");
+    native_bit_truncates_no_git_config =>
+        Scenario::new(&raw_open(".git/config", TRUNCATE | libc::O_CREAT as i64))
+            .setup(|e: &Env| e.file(&e.w(".git/config"), "[core]\n"))
+            .fails()
+            .holds("w/.git/config", "[core]\n");
+    native_bit_makes_no_unnamed_file_outside =>
+        Scenario::new(&raw_open("../o", (libc::O_TMPFILE | libc::O_RDWR) as i64)).fails();
+    preload_library_cannot_be_changed_by_the_command =>
+        Scenario::new(
+            r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
+               cp "$p" "$TMPDIR/orig"
+               echo x > "$p"; : >> "$p"; rm -f "$p"; mv "$p" "$p.x"; ln -sf /bin/true "$p"; chmod 777 "$p"
+               cp /bin/true "${p%/*}/native-create-0000000000000000.so"
+               cmp "$p" "$TMPDIR/orig" && echo INTACT"#,
+        )
+        .prints("INTACT")
+        .lacks("NO PRELOAD");
+}

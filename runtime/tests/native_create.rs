@@ -1,0 +1,158 @@
+//! The create preload in both network modes: the command's dynamically linked programs get
+//! srt's library in `LD_PRELOAD` (after an inherited one), files below directories made
+//! during the run are made by the kernel without a supervisor round trip, files elsewhere
+//! still are made by the supervisor, `--no-preload` leaves it out, and a state directory in
+//! the shared temporary directory keeps nothing once the run is over.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SETTINGS: &str = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
+ "filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#;
+
+fn dir(tag: &str) -> PathBuf {
+    let d = srt_tests::scratch_dir(tag);
+    std::fs::create_dir_all(d.join("w")).unwrap();
+    std::fs::write(d.join("s.json"), SETTINGS).unwrap();
+    d.canonicalize().unwrap()
+}
+
+/// Runs `cmd` under srt (with `flags` before `-c`) in `d/w` with HOME `d`; returns
+/// (exit code, stdout, stderr).
+fn srt(d: &Path, mode: &str, flags: &[&str], env: &[(&str, &str)], cmd: &str) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    c.current_dir(d.join("w")).env("HOME", d).env_remove("LD_PRELOAD").env_remove("XDG_STATE_HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .arg(format!("--network-mode={mode}"))
+        .arg("-s")
+        .arg(d.join("s.json"))
+        .args(flags)
+        .args(["-c", cmd])
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+/// Supervised `openat` calls, from srt's `-d` log (one the supervisor lets the kernel
+/// perform names no path).
+fn supervised_opens(log: &str) -> usize {
+    log.lines().filter(|l| l.contains("mediated") && l.contains("syscall=\"openat\"")).count()
+}
+
+const MAKE_FILES: &str = "mkdir n && for i in $(seq 40); do echo $i > n/f$i; done && \
+    python3 -c 'open(\"n/py\", \"w\").write(\"x\")' && echo top > top && cat n/f40 n/py top";
+
+fn files_below_new_directories_are_made_by_the_kernel(mode: &str) {
+    let d = dir(&format!("native-create-{mode}"));
+    let (code, out, log) = srt(&d, mode, &["-d"], &[], MAKE_FILES);
+    assert_eq!(code, 0, "{out}{log}");
+    assert_eq!(out, "40\nxtop\n");
+    // the one in the directory that existed at launch, and none of the 41 below n/
+    assert_eq!(supervised_opens(&log), 1, "opens below the new directory reached the supervisor:\n{log}");
+    // a directory that existed at launch: refused by Landlock, asked again, made by srt
+    assert!(log.lines().any(|l| l.contains("w/top") && l.contains("rule=\"created\"")), "{log}");
+    let (code, out, log) = srt(&d, mode, &["-d", "--no-preload"], &[], &format!("rm -rf n top && {MAKE_FILES}"));
+    assert_eq!(code, 0, "{out}{log}");
+    assert_eq!(out, "40\nxtop\n");
+    assert!(supervised_opens(&log) >= 42, "without the preload every create is supervised:\n{log}");
+}
+
+#[test]
+fn files_below_new_directories_are_made_by_the_kernel_landlock() {
+    files_below_new_directories_are_made_by_the_kernel("landlock");
+}
+
+#[test]
+fn files_below_new_directories_are_made_by_the_kernel_namespace() {
+    files_below_new_directories_are_made_by_the_kernel("namespace");
+}
+
+/// A shared library every system has, harmless to preload.
+fn some_library() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import ctypes.util, ctypes, os; n = ctypes.util.find_library('m'); print(n)"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn the_environment_names_the_library(mode: &str) {
+    let d = dir(&format!("native-create-env-{mode}"));
+    let show = r#"echo "[${LD_PRELOAD-unset}]"; grep -c native-create /proc/self/maps"#;
+    let (code, out, err) = srt(&d, mode, &[], &[], show);
+    assert_eq!(code, 0, "{out}{err}");
+    let state = d.join(".local/state/srt");
+    let lib = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("native-create-"))
+        .unwrap_or_else(|| panic!("no library in {}", state.display()));
+    let first = out.lines().next().unwrap();
+    assert_eq!(first, format!("[{}]", lib.display()));
+    assert_ne!(out.lines().nth(1).unwrap(), "0", "the library is not loaded: {out}");
+    // an inherited preload comes first
+    let m = some_library();
+    let (_, out, _) = srt(&d, mode, &[], &[("LD_PRELOAD", m.as_str())], show);
+    assert_eq!(out.lines().next().unwrap(), format!("[{m}:{}]", lib.display()));
+    // --no-preload: the environment as it was
+    let (_, out, _) = srt(&d, mode, &["--no-preload"], &[], show);
+    assert_eq!(out, "[unset]\n0\n");
+    let (_, out, _) = srt(&d, mode, &["--no-preload"], &[("LD_PRELOAD", m.as_str())], show);
+    assert_eq!(out.lines().next().unwrap(), format!("[{m}]"));
+}
+
+#[test]
+fn the_environment_names_the_library_landlock() {
+    the_environment_names_the_library("landlock");
+}
+
+#[test]
+fn the_environment_names_the_library_namespace() {
+    the_environment_names_the_library("namespace");
+}
+
+/// No usable home (HOME is a file): the state directory is `$TMPDIR/srt-state-<uid>`, and
+/// it goes, library and all, when the run is over.
+fn a_shared_state_directory_keeps_nothing(mode: &str) {
+    let d = dir(&format!("native-create-tmp-{mode}"));
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(d.join("homefile"), "").unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    let out = c
+        .current_dir(d.join("w"))
+        .env("HOME", d.join("homefile"))
+        .env("TMPDIR", &tmp)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("LD_PRELOAD")
+        .arg(format!("--network-mode={mode}"))
+        .arg("-s")
+        .arg(d.join("s.json"))
+        .args(["-c", r#"echo "$LD_PRELOAD"; mkdir n && echo x > n/f && cat n/f"#])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let state = tmp.join(format!("srt-state-{}", unsafe { libc::geteuid() }));
+    assert!(text.starts_with(&format!("{}/native-create-", state.display())), "{text}");
+    assert!(text.ends_with("x\n"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+#[test]
+fn a_shared_state_directory_keeps_nothing_landlock() {
+    a_shared_state_directory_keeps_nothing("landlock");
+}
+
+#[test]
+fn a_shared_state_directory_keeps_nothing_namespace() {
+    a_shared_state_directory_keeps_nothing("namespace");
+}
