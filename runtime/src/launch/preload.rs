@@ -50,14 +50,28 @@ pub fn install(state_dir: &Path) -> Option<PathBuf> {
     }
 }
 
-/// A regular file of this uid, of the library's size, that only its owner may write (the
-/// state directory is srt's, 0700: the size tells a file cut short by a crash).
+/// A regular file of this uid that only its owner may write, holding this build's library
+/// byte for byte. Name, owner, mode and size are not enough: a command whose policy lets it
+/// write where a later run (another HOME, XDG_STATE_HOME or TMPDIR) keeps its state can
+/// make such a file there, and that run would name it in its command's LD_PRELOAD. A few
+/// KiB, read once per run.
 fn is_ours(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| {
-        // SAFETY: geteuid cannot fail.
-        let uid = unsafe { libc::geteuid() };
+    use std::io::Read;
+    // O_NONBLOCK: a FIFO planted by that name must not hold srt up
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let shaped = file.metadata().is_ok_and(|m| {
         m.file_type().is_file() && m.uid() == uid && m.len() == LIBRARY.len() as u64 && m.mode() & 0o022 == 0
-    })
+    });
+    let mut bytes = Vec::with_capacity(LIBRARY.len() + 1);
+    shaped && file.take(LIBRARY.len() as u64 + 1).read_to_end(&mut bytes).is_ok() && bytes == LIBRARY
 }
 
 /// Written under a name of this process's and renamed into place: a run reading it at the
@@ -157,6 +171,7 @@ pub fn available() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn the_preload_comes_after_an_inherited_one() {
@@ -198,6 +213,12 @@ mod tests {
         // one cut short is replaced
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, &LIBRARY[..10]).unwrap();
+        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
+        // one of the right name, owner, mode and size but other bytes (planted) too
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, vec![0u8; LIBRARY.len()]).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
         assert_eq!(install(&dir).unwrap(), p);
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         std::fs::remove_dir_all(&dir).unwrap();

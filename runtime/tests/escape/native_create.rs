@@ -73,4 +73,51 @@ escapes! {
         )
         .prints("INTACT")
         .lacks("NO PRELOAD");
+
+    // Ways round Landlock's judgement of the parent directory: a symlink in a directory the
+    // kernel may make files in (O_CREAT follows it) pointing at a protected name and
+    // outside, a /proc/self/fd magic link to the working directory, and `open` (syscall 2)
+    // instead of `openat`. The kernel judges the directory the file would land in.
+    native_bit_follows_no_link_out_of_a_new_directory =>
+        Scenario::new("mkdir d && ln -s ../.bashrc d/rc && ln -s ../../o/evil d/out && /usr/bin/python3 p.py")
+            .setup(|e: &Env| e.file(&e.w("p.py"), AROUND))
+            .lacks("OPENED")
+            .prints("TRIED")
+            .absent("w/.bashrc")
+            .absent("o/evil")
+            .absent("w/by-magic-link")
+            .absent("w/by-open");
+    // A library planted by a command where a later run, with another HOME, XDG_STATE_HOME
+    // or TMPDIR, keeps its state (only this run's candidates are out of the command's
+    // reach): it has the name, owner, mode and size srt looks for, so the later run must
+    // still not name it in the command's LD_PRELOAD.
+    planted_preload_is_not_given_to_a_later_run =>
+        Scenario::new(PLANT)
+            .wrap(r#""$SRT" $MODE -s "$SETTINGS" -c "$CMD"; XDG_STATE_HOME="$W/xdg" "$SRT" $MODE -s "$SETTINGS" -c 'p=${LD_PRELOAD##*:}; cmp "$p" "$W/genuine" && echo GENUINE'"#)
+            .prints("PLANTED")
+            .prints("GENUINE")
+            .lacks("cannot be preloaded");
 }
+
+/// Tries each way in turn with the native bit, printing `OPENED` for any that works.
+const AROUND: &str = r#"import ctypes, os
+l = ctypes.CDLL(None, use_errno=True)
+N = 1 << 30
+C = os.O_WRONLY | os.O_CREAT
+def tried(what, r):
+    print("OPENED" if r >= 0 else "TRIED", what, r, ctypes.get_errno())
+for p in (b"d/rc", b"d/out"):
+    tried(p, l.syscall(257, -100, p, C | N, 0o644))
+fd = os.open(".", os.O_PATH)
+tried("magic", l.syscall(257, -100, ("/proc/self/fd/%d/by-magic-link" % fd).encode(), C | N, 0o644))
+tried("magic-at", l.syscall(257, fd, b"by-magic-link", C | N, 0o644))
+tried("open", l.syscall(2, b"by-open", C | N, 0o644))
+"#;
+
+/// Plants a file of the library's name, size and mode, in a state directory of this uid
+/// made private, for a later run with `XDG_STATE_HOME=$W/xdg`.
+const PLANT: &str = r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
+cp "$p" "$W/genuine"
+mkdir -p "$W/xdg/srt/runs" && chmod 700 "$W/xdg" "$W/xdg/srt" "$W/xdg/srt/runs"
+q="$W/xdg/srt/${p##*/}"
+head -c "$(stat -c %s "$p")" /dev/zero > "$q" && chmod 444 "$q" && echo PLANTED"#;
