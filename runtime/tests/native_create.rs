@@ -156,3 +156,41 @@ fn a_shared_state_directory_keeps_nothing_landlock() {
 fn a_shared_state_directory_keeps_nothing_namespace() {
     a_shared_state_directory_keeps_nothing("namespace");
 }
+
+/// NOT FIXED (usability): a program built with `gcc -fsanitize=address` (libasan linked
+/// dynamically, gcc's default) checks at start that its runtime comes first in the list of
+/// loaded libraries, and aborts ("ASan runtime does not come first in initial library
+/// list") when srt's library is preloaded: every such test binary fails under srt. With
+/// `--no-preload` it runs (LeakSanitizer needs `detect_leaks=0` either way: srt's
+/// supervisor is the command's tracer). A fix could add `verify_asan_link_order=0` to the
+/// command's ASAN_OPTIONS, or leave the preload out for such programs; the lead decides.
+fn asan_programs_run(mode: &str) {
+    let d = dir(&format!("native-create-asan-{mode}"));
+    std::fs::write(d.join("t.c"), "#include <stdio.h>\nint main(void){puts(\"asan ok\");return 0;}\n").unwrap();
+    let built = Command::new("gcc")
+        .args(["-fsanitize=address", "-o"])
+        .arg(d.join("w/t"))
+        .arg(d.join("t.c"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !built {
+        srt_tests::skip("asan_programs_run", "gcc cannot build with -fsanitize=address here");
+        return;
+    }
+    for flags in [&[][..], &["--no-preload"][..]] {
+        let (code, out, err) = srt(&d, mode, flags, &[("ASAN_OPTIONS", "detect_leaks=0")], "./t");
+        assert_eq!((code, out.as_str()), (0, "asan ok\n"), "{flags:?}: {err}");
+    }
+}
+
+#[test]
+#[ignore = "not fixed: ASan programs abort at start with the preload (see asan_programs_run)"]
+fn asan_programs_run_landlock() {
+    asan_programs_run("landlock");
+}
+
+#[test]
+#[ignore = "not fixed: ASan programs abort at start with the preload (see asan_programs_run)"]
+fn asan_programs_run_namespace() {
+    asan_programs_run("namespace");
+}
