@@ -6,8 +6,9 @@
 //! itself (so that the journal hears of it). Below a directory made for the run, it only
 //! answers "let the kernel do it". The filter lets an open through untrapped when it
 //! carries [`NATIVE`], a bit the kernel ignores in `open`/`openat` flags; so this first
-//! asks with the bit, and on `EACCES` (Landlock grants making files only below the run's
-//! own directories) asks again without it, and the supervisor decides as before.
+//! asks with the bit, and on `EACCES` or `EROFS` asks again without it, and the supervisor
+//! decides as before (Landlock grants making files only below the run's own directories;
+//! in namespace mode a read-only mount may answer before Landlock does).
 //!
 //! A command that sets the bit itself gains nothing: the kernel then judges under the
 //! command's Landlock domain, which never allows more than the policy.
@@ -31,6 +32,8 @@ const O_TRUNC: c_int = 0o1000;
 /// `__O_TMPFILE`: such opens stay with the supervisor.
 const TMPFILE: c_int = 0o20000000;
 const EACCES: c_int = 13;
+/// Namespace mode: a read-only mount answers before Landlock does.
+const EROFS: c_int = 30;
 /// The flag the filter lets through (srt's `seccomp::rules::NATIVE_CREATE`).
 const NATIVE: c_int = 1 << 30;
 
@@ -60,7 +63,8 @@ unsafe fn open_at(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint)
     let saved = unsafe { *errno };
     let fd = call(flags | NATIVE);
     // SAFETY: as above.
-    if fd >= 0 || unsafe { *errno } != EACCES {
+    let refused = unsafe { *errno };
+    if fd >= 0 || (refused != EACCES && refused != EROFS) {
         return fd;
     }
     // SAFETY: as above; a retry that succeeds leaves errno as the caller had it.

@@ -201,7 +201,7 @@ impl Journal {
             // no journal left: no run is going that could still start a program with the
             // preload (a run writes its journal before it names the library)
             if std::fs::remove_dir(state.join("runs")).is_ok() {
-                crate::launch::preload::remove_all(state, std::time::Duration::ZERO);
+                crate::fs::preload::remove_all(state, std::time::Duration::ZERO);
                 let _ = std::fs::remove_dir(state);
             }
         }

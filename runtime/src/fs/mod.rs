@@ -6,8 +6,9 @@
 //! it into Landlock rules and [`landlock`] into the ruleset the child enforces; in namespace
 //! mode [`mounts`] builds the read-only mount view. Where Landlock alone cannot express the
 //! policy, the supervisor judges each mediated call by [`name_rules`]. [`pool`] makes the
-//! directories that let new directories be written at the kernel's speed, and [`tmpdir`] the
-//! run's private TMPDIR.
+//! directories that let new directories be written at the kernel's speed, [`preload`] the
+//! library that lets the command's programs make files there without the supervisor, and
+//! [`tmpdir`] the run's private TMPDIR.
 //!
 //! "Why was my write refused?" starts here: `srt explain` prints what this room decided.
 
@@ -20,6 +21,7 @@ pub mod name_rules;
 pub mod policy;
 pub mod pool;
 pub mod pool_dirs;
+pub mod preload;
 pub mod prepare;
 pub mod protected_names;
 pub mod resolve;

@@ -59,13 +59,37 @@ fn add_preload(envp: &mut Vec<CString>, ours: &Path) {
     const NAME: &[u8] = b"LD_PRELOAD=";
     let at = envp.iter().position(|e| e.as_bytes().starts_with(NAME));
     let inherited = at.map(|i| &envp[i].as_bytes()[NAME.len()..]);
-    let Some(value) = crate::launch::preload::ld_preload(ours, inherited) else {
+    let Some(value) = crate::fs::preload::ld_preload(ours, inherited) else {
         tracing::debug!("the create preload's path {} cannot be named in LD_PRELOAD; not used", ours.display());
         return;
     };
     let mut entry = NAME.to_vec();
     entry.extend_from_slice(&value);
     // no NUL: built from a CString's bytes and a path checked by ld_preload
+    let Ok(entry) = CString::new(entry) else { return };
+    match at {
+        Some(i) => envp[i] = entry,
+        None => envp.push(entry),
+    }
+    allow_asan_after(envp);
+}
+
+/// AddressSanitizer's runtime aborts a program when a preloaded library comes before it
+/// (srt's does); its option `verify_asan_link_order=0` lets it run (srt's library then
+/// answers the program's `open` calls before ASan's interceptors: they only go unchecked).
+fn allow_asan_after(envp: &mut Vec<CString>) {
+    const NAME: &[u8] = b"ASAN_OPTIONS=";
+    const OPTION: &[u8] = b"verify_asan_link_order=0";
+    let at = envp.iter().position(|e| e.as_bytes().starts_with(NAME));
+    let mut entry = at.map(|i| envp[i].as_bytes().to_vec()).unwrap_or_else(|| NAME.to_vec());
+    if entry.windows(b"verify_asan_link_order".len()).any(|w| w == b"verify_asan_link_order") {
+        return; // the user's choice stands
+    }
+    if entry.len() > NAME.len() {
+        entry.push(b':');
+    }
+    entry.extend_from_slice(OPTION);
+    // no NUL: a CString's bytes and a constant
     let Ok(entry) = CString::new(entry) else { return };
     match at {
         Some(i) => envp[i] = entry,

@@ -156,6 +156,7 @@ pub fn explain(w: &mut String, policy: &Environment) {
         "  srt's own, replacing inherited ones: SANDBOX_RUNTIME, TMPDIR (private), the proxy variables, RES_OPTIONS"
     );
     let _ = writeln!(w, "  (landlock mode); a dropped variable the command reads is simply unset");
+    let _ = writeln!(w, "  extended: LD_PRELOAD (srt's create preload last), ASAN_OPTIONS (verify_asan_link_order=0)");
 }
 
 #[cfg(test)]

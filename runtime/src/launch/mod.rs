@@ -17,7 +17,6 @@ pub mod env_policy;
 mod finish;
 mod options;
 mod parent;
-pub mod preload;
 pub mod prepare;
 pub mod probe;
 
@@ -145,7 +144,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     // journal, whose presence keeps a run finishing in a shared state directory from
     // removing the library (journal::Journal::finish)
     let preload = (opts.preload && prepared.filter.mediate_fs)
-        .then(|| state_dir.as_deref().and_then(preload::install))
+        .then(|| state_dir.as_deref().and_then(crate::fs::preload::install))
         .flatten()
         .filter(|p| prepared.policy.can_read(p));
     let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());

@@ -21,7 +21,7 @@ pub struct Options {
     pub control_fd: Option<RawFd>,
     /// Name the hosts the proxy refused, on stderr at exit.
     pub network_hints: bool,
-    /// Give the command's programs srt's create preload ([`crate::launch::preload`]).
+    /// Give the command's programs srt's create preload ([`crate::fs::preload`]).
     pub preload: bool,
 }
 
