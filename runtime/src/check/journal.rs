@@ -152,6 +152,12 @@ impl Journal {
         Ok(Journal { file, path, len: AtomicU64::new(head.len() as u64), full: AtomicBool::new(false) })
     }
 
+    /// Where a run in a shared state directory keeps its own copy of the create preload
+    /// ([`crate::fs::preload::install_at`]), removed with the journal.
+    pub fn preload_copy(&self) -> PathBuf {
+        self.path.with_extension("so")
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -191,17 +197,16 @@ impl Journal {
     }
 
     /// The check is done: the journal goes. In the user's state directory the (empty)
-    /// directories and the preload stay, as programs' state directories do: removing a directory frees
+    /// directories and the create preload stay, as programs' state directories do: removing a directory frees
     /// its block, which on a filesystem mounted with `discard` waits for the device (about
     /// 3 ms per run on an ext4 VM disk). In the shared temporary directory (no usable home)
-    /// nothing of srt's stays: they go with the preload when no other run's journal is left.
+    /// nothing of srt's stays: the run's copy of the preload goes with its journal, and the
+    /// directories when nothing else is left in them.
     pub fn finish(&self) -> std::io::Result<()> {
         std::fs::remove_file(&self.path)?;
         if let Some(state) = self.path.parent().and_then(Path::parent).filter(|s| transient(s)) {
-            // no journal left: no run is going that could still start a program with the
-            // preload (a run writes its journal before it names the library)
+            let _ = std::fs::remove_file(self.preload_copy());
             if std::fs::remove_dir(state.join("runs")).is_ok() {
-                crate::fs::preload::remove_all(state, std::time::Duration::ZERO);
                 let _ = std::fs::remove_dir(state);
             }
         }

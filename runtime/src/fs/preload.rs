@@ -31,14 +31,22 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
 /// command runs without it, every file made the supervised way) when this build has none
 /// or it cannot be written; said under `-d`.
 pub fn install(state_dir: &Path) -> Option<PathBuf> {
+    install_at(&path_in(state_dir), true)
+}
+
+/// As [`install`], at `path`: the run's own copy, beside its journal, in a state directory
+/// shared through `/tmp` (no usable home), where the copy goes with the journal: no run
+/// ever removes a library another run uses. `shared`: other builds' libraries beside it
+/// are swept once a day old.
+pub fn install_at(path: &Path, shared: bool) -> Option<PathBuf> {
     if LIBRARY.is_empty() {
         return None;
     }
-    let path = path_in(state_dir);
+    let path = path.to_path_buf();
     if is_ours(&path) {
         return Some(path);
     }
-    match write(&path) {
+    match write(&path, shared) {
         Ok(()) => Some(path),
         Err(e) => {
             tracing::debug!(
@@ -76,7 +84,7 @@ fn is_ours(path: &Path) -> bool {
 
 /// Written under a name of this process's and renamed into place: a run reading it at the
 /// same time sees the whole library or none.
-fn write(path: &Path) -> std::io::Result<()> {
+fn write(path: &Path, shared: bool) -> std::io::Result<()> {
     use std::io::Write;
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     let result = std::fs::OpenOptions::new()
@@ -93,21 +101,20 @@ fn write(path: &Path) -> std::io::Result<()> {
     }
     // a new build: other builds' libraries go once a day has passed since they were written
     // (a run of one that is still going would find its library gone)
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = path.parent().filter(|_| shared) {
         remove_all(dir, std::time::Duration::from_secs(24 * 3600));
     }
     result
 }
 
-/// Removes the libraries in `state_dir` but this build's, and this build's too when
-/// `older_than` is zero; only those unchanged for `older_than`.
-pub fn remove_all(state_dir: &Path, older_than: std::time::Duration) {
+/// Removes other builds' libraries in `state_dir` unchanged for `older_than`.
+fn remove_all(state_dir: &Path, older_than: std::time::Duration) {
     let Ok(entries) = std::fs::read_dir(state_dir) else { return };
     let ours = path_in(state_dir);
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.as_bytes();
-        if !name.starts_with(b"native-create-") || (e.path() == ours && !older_than.is_zero()) {
+        if !name.starts_with(b"native-create-") || e.path() == ours {
             continue;
         }
         let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= older_than));

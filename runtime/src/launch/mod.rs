@@ -144,7 +144,13 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     // journal, whose presence keeps a run finishing in a shared state directory from
     // removing the library (journal::Journal::finish)
     let preload = (opts.preload && prepared.filter.mediate_fs)
-        .then(|| state_dir.as_deref().and_then(crate::fs::preload::install))
+        .then(|| match (state_dir.as_deref(), journal.as_deref()) {
+            (Some(dir), Some(j)) if crate::check::journal::transient(dir) => {
+                crate::fs::preload::install_at(&j.preload_copy(), false)
+            }
+            (Some(dir), _) => crate::fs::preload::install(dir),
+            (None, _) => None,
+        })
         .flatten()
         .filter(|p| prepared.policy.can_read(p));
     let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());
