@@ -140,9 +140,8 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         None
     };
-    // where files are mediated, and the command may read it where it is kept; after the
-    // journal, whose presence keeps a run finishing in a shared state directory from
-    // removing the library (journal::Journal::finish)
+    // where files are mediated, and the command may read it where it is kept; in a state
+    // directory shared through /tmp, the run's own copy beside its journal, which goes with it
     let preload = (opts.preload && prepared.filter.mediate_fs)
         .then(|| match (state_dir.as_deref(), journal.as_deref()) {
             (Some(dir), Some(j)) if crate::check::journal::transient(dir) => {
