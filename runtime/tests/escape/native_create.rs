@@ -5,7 +5,7 @@
 //! itself: the kernel must refuse every one, and the files the check looks for must not
 //! appear. The preload's own file, in srt's state directory, must stay as srt wrote it.
 
-use super::harness::{Env, Scenario};
+use super::harness::{nothing_left_in_tmp, private_tmp, Env, Scenario};
 use crate::escapes;
 
 const NATIVE: i64 = 1 << 30;
@@ -102,6 +102,28 @@ escapes! {
             .prints("PLANTED")
             .prints("GENUINE")
             .lacks("cannot be preloaded");
+    // No usable home: the state directory is the shared `$TMPDIR/srt-state-<uid>` and the
+    // library the run's own copy beside its journal. The command cannot change it, and it
+    // goes with the journal: nothing of srt's stays in TMPDIR, also after a run whose srt
+    // and auditor were killed (the next run finishes that one's journal).
+    per_run_preload_cannot_be_changed_by_the_command =>
+        Scenario::new(TAMPER)
+            .setup(private_tmp)
+            .wrap(&format!("{NO_HOME} \"$SRT\" $MODE -s \"$SETTINGS\" -c \"$CMD\""))
+            .prints("INTACT")
+            .lacks("NO PRELOAD")
+            .check(nothing_left_in_tmp);
+    killed_run_leaves_no_preload_in_tmp =>
+        Scenario::new(r#"case "${LD_PRELOAD##*:}" in */runs/run-*.so) touch ready;; esac; exec sleep 30"#)
+            .setup(private_tmp)
+            .wrap(&format!(
+                r#"{NO_HOME} "$SRT" $MODE -s "$SETTINGS" -c "$CMD" & pid=$!
+for i in $(seq 100); do [ -e ready ] && break; sleep 0.1; done; [ -e ready ] && echo READY
+a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wait $pid 2>/dev/null; sleep 0.3
+{NO_HOME} "$SRT" $MODE -s "$SETTINGS" -c true"#
+            ))
+            .prints("READY")
+            .check(nothing_left_in_tmp);
     // A run whose state directory lies in another, concurrent run's writable tree (its
     // TMPDIR there and no usable home: the per-run copy beside its journal; or its
     // XDG_STATE_HOME there: the build's library). Each run protects only the places its
@@ -116,6 +138,17 @@ escapes! {
     concurrent_run_cannot_replace_a_home_preload_in_its_tree =>
         concurrent_victim(r#"env XDG_STATE_HOME="$W/vx""#);
 }
+
+/// No usable home (a relative HOME, no XDG_STATE_HOME) and TMPDIR the private base
+/// ([`private_tmp`]): srt's state directory is `$TMPDIR/srt-state-<uid>`.
+const NO_HOME: &str = r#"export TMPDIR="${W%/w}/tmp"; env -u XDG_STATE_HOME HOME=relative"#;
+
+/// Tries to change, replace or remove the library; prints `INTACT` if it is as it was.
+const TAMPER: &str = r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so|*/runs/run-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
+cp "$p" "$TMPDIR/orig"
+echo x > "$p"; : >> "$p"; rm -f "$p"; mv "$p" "$p.x"; ln -sf /bin/true "$p"; chmod 777 "$p"
+cp /bin/true "${p%/*}/native-create-0000000000000000.so"
+cmp "$p" "$TMPDIR/orig" && echo INTACT"#;
 
 /// The victim run (`how` sets its environment) in the background, then the attacker run
 /// (`$CMD`, [`SWAP`]) in the foreground; the victim's last program must still load srt's
