@@ -72,6 +72,19 @@ unsafe fn open_at(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint)
     call(flags)
 }
 
+/// AddressSanitizer's dynamic runtime (gcc's default) aborts a program when a preloaded
+/// library comes before it. srt sets `verify_asan_link_order=0` in the command's
+/// `ASAN_OPTIONS`, but a command that sets the variable itself (a test runner, a Makefile,
+/// `ASAN_OPTIONS=detect_leaks=0 ./t`) replaces srt's value; these defaults stay under
+/// whatever it names (an explicit `verify_asan_link_order=1` still wins). The runtime looks
+/// this weak symbol up in the global scope, where a preloaded library comes before it; a
+/// program that defines its own keeps it, and a static runtime (clang's default) makes no
+/// such check.
+#[no_mangle]
+pub extern "C" fn __asan_default_options() -> *const c_char {
+    b"verify_asan_link_order=0\0".as_ptr().cast()
+}
+
 // The C declarations are variadic (`open(const char *, int, ...)`). On x86_64 and aarch64
 // Linux a variadic integer argument travels in the same register as a named one, so the
 // mode is read where the caller put it; without O_CREAT it is never used.

@@ -182,7 +182,14 @@ fn asan_programs_run(mode: &str) {
         let (code, out, err) = srt(&d, mode, flags, &[("ASAN_OPTIONS", "detect_leaks=0")], "./t; echo $ASAN_OPTIONS");
         let options = if flags.is_empty() { "detect_leaks=0:verify_asan_link_order=0" } else { "detect_leaks=0" };
         assert_eq!((code, out.as_str()), (0, format!("asan ok\n{options}\n").as_str()), "{flags:?}: {err}");
+        // ASAN_OPTIONS set by the command itself (a test runner, a Makefile, the user's
+        // own `ASAN_OPTIONS=... ./t`) replaces srt's: the library's __asan_default_options
+        // still lets the program start; an explicit verify_asan_link_order=1 still wins
+        let (code, out, err) = srt(&d, mode, flags, &[], "ASAN_OPTIONS=detect_leaks=0 ./t");
+        assert_eq!((code, out.as_str()), (0, "asan ok\n"), "{flags:?}, ASAN_OPTIONS set by the command: {err}");
     }
+    let (code, _, err) = srt(&d, mode, &[], &[], "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=1 ./t");
+    assert_ne!(code, 0, "the command's verify_asan_link_order=1 stands: {err}");
 }
 
 #[test]
