@@ -203,9 +203,14 @@ impl Journal {
     /// nothing of srt's stays: the run's copy of the preload goes with its journal, and the
     /// directories when nothing else is left in them.
     pub fn finish(&self) -> std::io::Result<()> {
-        std::fs::remove_file(&self.path)?;
-        if let Some(state) = self.path.parent().and_then(Path::parent).filter(|s| transient(s)) {
+        let state = self.path.parent().and_then(Path::parent).filter(|s| transient(s));
+        if state.is_some() {
+            // before the journal: a srt killed in between leaves the journal, whose finish by
+            // a later run removes what is left, never a copy no journal names
             let _ = std::fs::remove_file(self.preload_copy());
+        }
+        std::fs::remove_file(&self.path)?;
+        if let Some(state) = state {
             if std::fs::remove_dir(state.join("runs")).is_ok() {
                 let _ = std::fs::remove_dir(state);
             }

@@ -83,18 +83,20 @@ fn is_ours(path: &Path) -> bool {
 }
 
 /// Written under a name of this process's and renamed into place: a run reading it at the
-/// same time sees the whole library or none.
+/// same time sees the whole library or none. A run's own copy (not `shared`) is written
+/// in place: no one reads it before srt names it, and a copy cut short by a killed srt
+/// has the name its journal's finish removes (a temporary name would stay for good).
 fn write(path: &Path, shared: bool) -> std::io::Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let result = std::fs::OpenOptions::new()
+    let tmp = if shared { path.with_extension(format!("{}.tmp", std::process::id())) } else { path.to_path_buf() };
+    let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o444)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(LIBRARY))
-        .and_then(|()| std::fs::rename(&tmp, path));
+        .open(&tmp)?;
+    // only what this call made is removed on failure
+    let result = file.write_all(LIBRARY).and_then(|()| if shared { std::fs::rename(&tmp, path) } else { Ok(()) });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
         return result;
@@ -205,6 +207,24 @@ mod tests {
         let source = include_str!("../../preload/native_create.rs");
         assert_eq!(crate::seccomp::NATIVE_CREATE, 1 << 30);
         assert!(source.contains("const NATIVE: c_int = 1 << 30;"), "the preload's bit is not the filter's");
+    }
+
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn a_runs_own_copy_is_written_under_its_own_name_only() {
+        let dir = std::env::temp_dir().join(format!("srt-preload-copy-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("run-1-00.so");
+        assert_eq!(install_at(&p, false), Some(p.clone()));
+        assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from("run-1-00.so")], "no other name, not even for a moment");
+        // something else already there by that name: no preload, and it is left alone
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, b"other").unwrap();
+        assert_eq!(install_at(&p, false), None);
+        assert_eq!(std::fs::read(&p).unwrap(), b"other");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
