@@ -198,10 +198,10 @@ impl Journal {
 
     /// The check is done: the journal goes. In the user's state directory the (empty)
     /// directories and the create preload stay, as programs' state directories do:
-    /// removing a directory frees its block, which on a filesystem mounted with `discard` waits for the device (about
-    /// 3 ms per run on an ext4 VM disk). In the shared temporary directory (no usable home)
-    /// nothing of srt's stays: the run's copy of the preload goes with its journal, and the
-    /// directories when nothing else is left in them.
+    /// removing a directory frees its block, which on a filesystem mounted with `discard`
+    /// waits for the device (about 3 ms per run on an ext4 VM disk). In the shared temporary
+    /// directory (no usable home) nothing of srt's stays: the run's copy of the preload goes
+    /// with its journal, and the directories when nothing else is left in them.
     pub fn finish(&self) -> std::io::Result<()> {
         let state = self.path.parent().and_then(Path::parent).filter(|s| transient(s));
         if state.is_some() {

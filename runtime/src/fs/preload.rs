@@ -27,21 +27,42 @@ pub fn path_in(state_dir: &Path) -> PathBuf {
     state_dir.join(format!("native-create-{HASH:016x}.so"))
 }
 
-/// The library's path in `state_dir`, written there first if it is missing. `None` (the
-/// command runs without it, every file made the supervised way) when this build has none
-/// or it cannot be written; said under `-d`.
-pub fn install(state_dir: &Path) -> Option<PathBuf> {
-    install_at(&path_in(state_dir), true)
+/// Where a run's library goes, and whether that place is shared by runs (`true`: the
+/// state directory's one per build), or why the run gets none: what a run does and
+/// `srt explain` says. `run_copy`: the run's own copy, beside its journal, in a state
+/// directory shared through `/tmp` (no usable home), where the copy goes with the journal:
+/// no run ever removes a library another run uses.
+pub fn place(
+    state_dir: Option<&Path>,
+    run_copy: Option<PathBuf>,
+    policy: &crate::fs::policy::FsPolicy,
+    mediated: bool,
+) -> Result<(PathBuf, bool), &'static str> {
+    if !mediated {
+        return Err("files are not mediated");
+    }
+    if !available() {
+        return Err("this build of srt has none");
+    }
+    let dir = state_dir.ok_or("no state directory to keep it in")?;
+    let (path, shared) = match run_copy {
+        Some(p) => (p, false),
+        None => (path_in(dir), true),
+    };
+    if !policy.can_read(&path) {
+        return Err("denyRead covers where it is kept");
+    }
+    if ld_preload(&path, None).is_none() {
+        return Err("its path cannot be named in LD_PRELOAD");
+    }
+    Ok((path, shared))
 }
 
-/// As [`install`], at `path`: the run's own copy, beside its journal, in a state directory
-/// shared through `/tmp` (no usable home), where the copy goes with the journal: no run
-/// ever removes a library another run uses. `shared`: other builds' libraries beside it
-/// are swept once a day old.
+/// The library at `path` ([`place`]), written there first if it is missing. `None` (the
+/// command runs without it, every file made the supervised way) when it cannot be
+/// written; said under `-d`. `shared`: other builds' libraries beside it are swept once a
+/// day old.
 pub fn install_at(path: &Path, shared: bool) -> Option<PathBuf> {
-    if LIBRARY.is_empty() {
-        return None;
-    }
     let path = path.to_path_buf();
     if is_ours(&path) {
         return Some(path);
@@ -143,32 +164,29 @@ pub fn ld_preload(ours: &Path, inherited: Option<&[u8]>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// What `srt explain` says about the preload.
-pub fn explain(w: &mut String, state_dir: Option<&Path>, policy: &crate::fs::policy::FsPolicy, mediated: bool) {
+/// What `srt explain` says about the preload ([`place`]); `per_run`: the state directory
+/// is shared through `/tmp`, where each run has its own copy.
+pub fn explain(
+    w: &mut String,
+    state_dir: Option<&Path>,
+    per_run: bool,
+    policy: &crate::fs::policy::FsPolicy,
+    mediated: bool,
+) {
     use std::fmt::Write;
-    let path = state_dir.map(path_in);
-    let why_not = match &path {
-        _ if !mediated => Some("files are not mediated"),
-        _ if !available() => Some("this build of srt has none"),
-        None => Some("no state directory to keep it in"),
-        Some(p) if !policy.can_read(p) => Some("denyRead covers where it is kept"),
-        Some(p) if ld_preload(p, None).is_none() => Some("its path cannot be named in LD_PRELOAD"),
-        Some(_) => None,
-    };
-    let _ = match (why_not, &path) {
-        (None, Some(p)) => writeln!(
+    let copy = state_dir.filter(|_| per_run).map(|d| d.join("runs").join("run-<pid>-<hex>.so"));
+    let _ = match place(state_dir, copy, policy, mediated) {
+        Ok((p, shared)) => writeln!(
             w,
-            "create preload: LD_PRELOAD={} for the command's dynamically linked programs (--no-preload: none)\n  \
-             their open(O_CREAT) asks the kernel first, with a flag bit the filter lets through untrapped: files\n  \
-             below directories made during the run are made at the kernel's speed; elsewhere Landlock refuses\n  \
-             (EACCES) and it asks again the supervised way. Static programs and fopen() are always supervised.",
-            p.display()
+            "create preload: LD_PRELOAD={}{} for the command's dynamically linked programs (--no-preload:\n  \
+             none): their open(O_CREAT) asks the kernel first, with a flag bit the filter lets through untrapped:\n  \
+             files below directories made during the run are made at the kernel's speed; elsewhere Landlock\n  \
+             refuses (EACCES) and it asks again the supervised way. Static programs and fopen() are always\n  \
+             supervised.",
+            p.display(),
+            if shared { "" } else { " (each run's own copy, removed with its journal)" }
         ),
-        (why, _) => writeln!(
-            w,
-            "create preload: none ({}): every open(O_CREAT) goes to the supervisor",
-            why.unwrap_or("no state directory to keep it in")
-        ),
+        Err(why) => writeln!(w, "create preload: none ({why}): every open(O_CREAT) goes to the supervisor"),
     };
 }
 
@@ -191,6 +209,23 @@ mod tests {
             ld_preload(ours, Some(b"/usr/lib/libfoo.so")),
             Some(b"/usr/lib/libfoo.so:/home/u/.local/state/srt/native-create-1.so".to_vec())
         );
+    }
+
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn a_run_gets_the_library_only_where_it_can_be_named_and_read() {
+        use crate::fs::policy::FsPolicy;
+        let open = FsPolicy::default();
+        let state = Path::new("/home/u/.local/state/srt");
+        assert_eq!(place(Some(state), None, &open, true), Ok((path_in(state), true)));
+        let copy = state.join("runs/run-1-00.so");
+        assert_eq!(place(Some(state), Some(copy.clone()), &open, true), Ok((copy, false)));
+        assert_eq!(place(Some(state), None, &open, false), Err("files are not mediated"));
+        assert_eq!(place(None, None, &open, true), Err("no state directory to keep it in"));
+        let denied = FsPolicy { deny_read: vec![PathBuf::from("/home/u/.local")], ..FsPolicy::default() };
+        assert_eq!(place(Some(state), None, &denied, true), Err("denyRead covers where it is kept"));
+        let spaced = Path::new("/home/a b/.local/state/srt");
+        assert_eq!(place(Some(spaced), None, &open, true), Err("its path cannot be named in LD_PRELOAD"));
     }
 
     #[test]
@@ -232,21 +267,21 @@ mod tests {
     fn the_library_is_written_once_and_found_again() {
         let dir = std::env::temp_dir().join(format!("srt-preload-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let p = install(&dir).unwrap();
+        let p = install_at(&path_in(&dir), true).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         let ino = std::fs::metadata(&p).unwrap().ino();
-        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
         assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino, "an intact library is not written again");
         // one cut short is replaced
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, &LIBRARY[..10]).unwrap();
-        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         // one of the right name, owner, mode and size but other bytes (planted) too
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, vec![0u8; LIBRARY.len()]).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
-        assert_eq!(install(&dir).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         std::fs::remove_dir_all(&dir).unwrap();
     }

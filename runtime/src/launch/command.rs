@@ -54,47 +54,38 @@ pub(crate) fn environment(
     envp
 }
 
-/// Puts srt's library last in `LD_PRELOAD`, after whatever the policy let through.
+/// Puts srt's library last in `LD_PRELOAD`, after whatever the policy let through, and
+/// `verify_asan_link_order=0` in `ASAN_OPTIONS`: AddressSanitizer's runtime aborts a program
+/// when a preloaded library comes before it (srt's library then answers the program's
+/// `open` calls before ASan's interceptors: they only go unchecked). An option the user
+/// set stands.
 fn add_preload(envp: &mut Vec<CString>, ours: &Path) {
-    const NAME: &[u8] = b"LD_PRELOAD=";
-    let at = envp.iter().position(|e| e.as_bytes().starts_with(NAME));
-    let inherited = at.map(|i| &envp[i].as_bytes()[NAME.len()..]);
-    let Some(value) = crate::fs::preload::ld_preload(ours, inherited) else {
+    let set = update(envp, "LD_PRELOAD", |inherited| crate::fs::preload::ld_preload(ours, inherited));
+    if !set {
         tracing::debug!("the create preload's path {} cannot be named in LD_PRELOAD; not used", ours.display());
         return;
-    };
-    let mut entry = NAME.to_vec();
-    entry.extend_from_slice(&value);
-    // no NUL: built from a CString's bytes and a path checked by ld_preload
-    let Ok(entry) = CString::new(entry) else { return };
-    match at {
-        Some(i) => envp[i] = entry,
-        None => envp.push(entry),
     }
-    allow_asan_after(envp);
+    const OPTION: &[u8] = b"verify_asan_link_order";
+    update(envp, "ASAN_OPTIONS", |options| match options {
+        Some(o) if o.windows(OPTION.len()).any(|w| w == OPTION) => None,
+        Some(o) if !o.is_empty() => Some([o, b":", OPTION, b"=0"].concat()),
+        _ => Some([OPTION, b"=0"].concat()),
+    });
 }
 
-/// AddressSanitizer's runtime aborts a program when a preloaded library comes before it
-/// (srt's does); its option `verify_asan_link_order=0` lets it run (srt's library then
-/// answers the program's `open` calls before ASan's interceptors: they only go unchecked).
-fn allow_asan_after(envp: &mut Vec<CString>) {
-    const NAME: &[u8] = b"ASAN_OPTIONS=";
-    const OPTION: &[u8] = b"verify_asan_link_order=0";
-    let at = envp.iter().position(|e| e.as_bytes().starts_with(NAME));
-    let mut entry = at.map(|i| envp[i].as_bytes().to_vec()).unwrap_or_else(|| NAME.to_vec());
-    if entry.windows(b"verify_asan_link_order".len()).any(|w| w == b"verify_asan_link_order") {
-        return; // the user's choice stands
-    }
-    if entry.len() > NAME.len() {
-        entry.push(b':');
-    }
-    entry.extend_from_slice(OPTION);
-    // no NUL: a CString's bytes and a constant
-    let Ok(entry) = CString::new(entry) else { return };
+/// Sets `name` in `envp` to what `value` makes of its current value (`None`: unset);
+/// `false` when it leaves the variable as it was.
+fn update(envp: &mut Vec<CString>, name: &str, value: impl FnOnce(Option<&[u8]>) -> Option<Vec<u8>>) -> bool {
+    let prefix = [name.as_bytes(), b"="].concat();
+    let at = envp.iter().position(|e| e.as_bytes().starts_with(&prefix));
+    let Some(value) = value(at.map(|i| &envp[i].as_bytes()[prefix.len()..])) else { return false };
+    // a NUL in the value (none of srt's has one) leaves the variable as it was
+    let Ok(entry) = CString::new([prefix, value].concat()) else { return false };
     match at {
         Some(i) => envp[i] = entry,
         None => envp.push(entry),
     }
+    true
 }
 
 /// Shell-quotes words for `bash -c` so arguments keep their boundaries.

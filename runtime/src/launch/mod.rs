@@ -140,18 +140,21 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         None
     };
-    // where files are mediated, and the command may read it where it is kept; in a state
-    // directory shared through /tmp, the run's own copy beside its journal, which goes with it
-    let preload = (opts.preload && prepared.filter.mediate_fs)
-        .then(|| match (state_dir.as_deref(), journal.as_deref()) {
-            (Some(dir), Some(j)) if crate::check::journal::transient(dir) => {
-                crate::fs::preload::install_at(&j.preload_copy(), false)
-            }
-            (Some(dir), _) => crate::fs::preload::install(dir),
-            (None, _) => None,
-        })
-        .flatten()
-        .filter(|p| prepared.policy.can_read(p));
+    // in a state directory shared through /tmp, the run's own copy beside its journal
+    let copy = journal.as_deref().filter(|_| state_dir.as_deref().is_some_and(crate::check::journal::transient));
+    let preload = match crate::fs::preload::place(
+        state_dir.as_deref(),
+        copy.map(|j| j.preload_copy()),
+        &prepared.policy,
+        prepared.filter.mediate_fs,
+    ) {
+        Ok((path, shared)) if opts.preload => crate::fs::preload::install_at(&path, shared),
+        Ok(_) => None,
+        Err(why) => {
+            tracing::debug!("no create preload: {why}");
+            None
+        }
+    };
     let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.journal = journal.clone();

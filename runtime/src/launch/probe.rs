@@ -43,7 +43,8 @@ pub fn probe_mode(mode: NetworkMode, settings: &Settings, settings_files: &[Path
                 settings_files: settings_files.to_vec(),
                 control_fd: None,
                 network_hints: false,
-                preload: true,
+                // the probe runs `true`: no file to make
+                preload: false,
             };
             let reason = match run_in(&opts, NetworkMode::Namespace) {
                 Ok(_) => String::new(),

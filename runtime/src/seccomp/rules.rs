@@ -38,7 +38,8 @@ pub struct FilterOptions {
 
 /// A bit of `open`/`openat` flags the kernel ignores (it masks flags with its valid
 /// ones) and the filter reads as "let the kernel judge this one alone"; set by srt's
-/// preload (`runtime/preload/native_create.rs`), which asks again without it on EACCES.
+/// preload (`runtime/preload/native_create.rs`), which asks again without it on EACCES
+/// or EROFS.
 pub const NATIVE_CREATE: u32 = 1 << 30;
 
 /// `__O_TMPFILE` without `O_DIRECTORY`: an unnamed file always goes to the supervisor.
