@@ -24,6 +24,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::fs::state_dir::owned_private;
 use crate::git::audit::Stamp;
 
 /// What the check needs to know about the run, decided at launch.
@@ -152,12 +153,6 @@ impl Journal {
         Ok(Journal { file, path, len: AtomicU64::new(head.len() as u64), full: AtomicBool::new(false) })
     }
 
-    /// Where a run in a shared state directory keeps its own copy of the create preload
-    /// ([`crate::fs::preload::install_at`]), removed with the journal.
-    pub fn preload_copy(&self) -> PathBuf {
-        self.path.with_extension("so")
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -205,9 +200,10 @@ impl Journal {
     pub fn finish(&self) -> std::io::Result<()> {
         let state = self.path.parent().and_then(Path::parent).filter(|s| transient(s));
         if state.is_some() {
-            // before the journal: a srt killed in between leaves the journal, whose finish by
-            // a later run removes what is left, never a copy no journal names
-            let _ = std::fs::remove_file(self.preload_copy());
+            // the run's own copy of the create preload, which builds before the library's
+            // one place (`fs::preload::dir`) kept beside the journal: before the journal, so
+            // that a srt killed in between leaves a journal whose finish removes it
+            let _ = std::fs::remove_file(self.path.with_extension("so"));
         }
         std::fs::remove_file(&self.path)?;
         if let Some(state) = state {
@@ -217,22 +213,6 @@ impl Journal {
         }
         Ok(())
     }
-}
-
-/// The journal directory must be ours alone: in a shared `/tmp` another user could have
-/// made it first (or a symlink by that name) to read or remove the journals.
-fn owned_private(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let m = dir.symlink_metadata()?;
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if !m.is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!("{} is not a directory of uid {me} that only it may write", dir.display()),
-        ));
-    }
-    Ok(())
 }
 
 fn lock(file: &std::fs::File, nonblocking: bool) -> std::io::Result<()> {
@@ -326,13 +306,12 @@ pub fn state_dir_candidates() -> Vec<PathBuf> {
     } else if let Some(h) = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
         out.push(h.join(".local/state/srt"));
     }
-    // SAFETY: getuid cannot fail.
-    let name = format!("srt-state-{}", unsafe { libc::getuid() });
+    let fixed = crate::fs::state_dir::fixed();
     // $TMPDIR where it is a directory (as for the run's own TMPDIR), and /tmp in any case
     if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir()) {
-        out.push(t.join(&name));
+        out.push(t.join(fixed.file_name().unwrap_or_default()));
     }
-    out.push(Path::new("/tmp").join(name));
+    out.push(fixed);
     out.dedup();
     out
 }

@@ -126,8 +126,7 @@ pub fn report(
         let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
     }
     crate::cli::explain_fs::report(w, &p, settings_files);
-    let per_run = state.as_deref().is_some_and(crate::check::journal::transient);
-    crate::fs::preload::explain(w, state.as_deref(), per_run, &p.policy, p.filter.mediate_fs);
+    crate::fs::preload::explain(w, &p.policy, p.filter.mediate_fs);
     crate::launch::env_policy::explain(w, &settings.environment());
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();

@@ -25,4 +25,5 @@ pub mod preload;
 pub mod prepare;
 pub mod protected_names;
 pub mod resolve;
+pub mod state_dir;
 pub mod tmpdir;

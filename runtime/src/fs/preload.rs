@@ -1,7 +1,8 @@
 //! srt's `LD_PRELOAD` for the command (`runtime/preload/native_create.rs`): lets the kernel
 //! make files below the run's own directories without a supervisor round trip. Embedded
-//! in srt and kept in its state directory (which the command cannot write), one file per
-//! build, written once.
+//! in srt and kept, one file per build written once, in `/tmp/srt-state-<uid>`: the one
+//! state directory that every run protects whatever its environment, so no command of
+//! any run can change the library another run's programs load.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -22,52 +23,55 @@ const HASH: u64 = {
     h
 };
 
-/// Where this build's library lives in `state_dir`.
-pub fn path_in(state_dir: &Path) -> PathBuf {
-    state_dir.join(format!("native-create-{HASH:016x}.so"))
+/// Where this build's library lives in `dir`.
+pub fn path_in(dir: &Path) -> PathBuf {
+    dir.join(format!("native-create-{HASH:016x}.so"))
 }
 
-/// Where a run's library goes, and whether that place is shared by runs (`true`: the
-/// state directory's one per build), or why the run gets none: what a run does and
-/// `srt explain` says. `run_copy`: the run's own copy, beside its journal, in a state
-/// directory shared through `/tmp` (no usable home), where the copy goes with the journal:
-/// no run ever removes a library another run uses.
-pub fn place(
-    state_dir: Option<&Path>,
-    run_copy: Option<PathBuf>,
-    policy: &crate::fs::policy::FsPolicy,
-    mediated: bool,
-) -> Result<(PathBuf, bool), &'static str> {
+/// Where every run keeps the library: `/tmp/srt-state-<uid>`, never a place named by the
+/// run's environment. Each run protects only the state directories its own environment
+/// names (`HOME`, `XDG_STATE_HOME`, `TMPDIR`) and this one, so a library kept in one of
+/// the former could be replaced by the command of a concurrent run with another
+/// environment whose `allowWrite` covers it, and the first run's later programs would load
+/// that: code of one sandbox run in another.
+pub fn dir() -> PathBuf {
+    crate::fs::state_dir::fixed()
+}
+
+/// Where a run's library is, or why the run gets none: what a run does and `srt explain`
+/// says.
+pub fn place(dir: &Path, policy: &crate::fs::policy::FsPolicy, mediated: bool) -> Result<PathBuf, &'static str> {
     if !mediated {
         return Err("files are not mediated");
     }
     if !available() {
         return Err("this build of srt has none");
     }
-    let dir = state_dir.ok_or("no state directory to keep it in")?;
-    let (path, shared) = match run_copy {
-        Some(p) => (p, false),
-        None => (path_in(dir), true),
-    };
+    let path = path_in(dir);
     if !policy.can_read(&path) {
         return Err("denyRead covers where it is kept");
     }
     if ld_preload(&path, None).is_none() {
         return Err("its path cannot be named in LD_PRELOAD");
     }
-    Ok((path, shared))
+    Ok(path)
 }
 
-/// The library at `path` ([`place`]), written there first if it is missing. `None` (the
-/// command runs without it, every file made the supervised way) when it cannot be
-/// written; said under `-d`. `shared`: other builds' libraries beside it are swept once a
-/// day old.
-pub fn install_at(path: &Path, shared: bool) -> Option<PathBuf> {
+/// The library at `path` ([`place`]), written there first if it is missing, its directory
+/// made if need be (private to this uid). `None` (the command runs without it, every file
+/// made the supervised way) when it cannot be written, or the directory is not this uid's
+/// alone (another user made it first in `/tmp`); said under `-d`.
+pub fn install_at(path: &Path) -> Option<PathBuf> {
     let path = path.to_path_buf();
+    let dir = path.parent()?;
+    if let Err(e) = crate::fs::state_dir::make_private(dir) {
+        tracing::debug!("no create preload: {e}; files are made the supervised way");
+        return None;
+    }
     if is_ours(&path) {
         return Some(path);
     }
-    match write(&path, shared) {
+    match write(&path) {
         Ok(()) => Some(path),
         Err(e) => {
             tracing::debug!(
@@ -80,10 +84,10 @@ pub fn install_at(path: &Path, shared: bool) -> Option<PathBuf> {
 }
 
 /// A regular file of this uid that only its owner may write, holding this build's library
-/// byte for byte. Name, owner, mode and size are not enough: a command whose policy lets it
-/// write where a later run (another HOME, XDG_STATE_HOME or TMPDIR) keeps its state can
-/// make such a file there, and that run would name it in its command's LD_PRELOAD. A few
-/// KiB, read once per run.
+/// byte for byte. Name, owner, mode and size are not enough: builds before this one kept
+/// the library where the environment said (a command could make such a file there), and
+/// what srt names in LD_PRELOAD runs in every program of the run. A few KiB, read once per
+/// run.
 fn is_ours(path: &Path) -> bool {
     use std::io::Read;
     // O_NONBLOCK: a FIFO planted by that name must not hold srt up
@@ -104,12 +108,12 @@ fn is_ours(path: &Path) -> bool {
 }
 
 /// Written under a name of this process's and renamed into place: a run reading it at the
-/// same time sees the whole library or none. A run's own copy (not `shared`) is written
-/// in place: no one reads it before srt names it, and a copy cut short by a killed srt
-/// has the name its journal's finish removes (a temporary name would stay for good).
-fn write(path: &Path, shared: bool) -> std::io::Result<()> {
+/// same time sees the whole library or none, and a srt killed while writing leaves only a
+/// temporary name, which a later writer sweeps.
+fn write(path: &Path) -> std::io::Result<()> {
     use std::io::Write;
-    let tmp = if shared { path.with_extension(format!("{}.tmp", std::process::id())) } else { path.to_path_buf() };
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -117,30 +121,33 @@ fn write(path: &Path, shared: bool) -> std::io::Result<()> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&tmp)?;
     // only what this call made is removed on failure
-    let result = file.write_all(LIBRARY).and_then(|()| if shared { std::fs::rename(&tmp, path) } else { Ok(()) });
+    let result = file.write_all(LIBRARY).and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
         return result;
     }
-    // a new build: other builds' libraries go once a day has passed since they were written
-    // (a run of one that is still going would find its library gone)
-    if let Some(dir) = path.parent().filter(|_| shared) {
-        remove_all(dir, std::time::Duration::from_secs(24 * 3600));
+    if let Some(dir) = path.parent() {
+        sweep(dir, path);
     }
     result
 }
 
-/// Removes other builds' libraries in `state_dir` unchanged for `older_than`.
-fn remove_all(state_dir: &Path, older_than: std::time::Duration) {
-    let Ok(entries) = std::fs::read_dir(state_dir) else { return };
-    let ours = path_in(state_dir);
+/// What earlier writes left in `dir`: other builds' libraries once a day has passed since
+/// they were written (a run of one that is still going would find its library gone), and
+/// temporary files of a srt killed while writing once a minute has.
+fn sweep(dir: &Path, ours: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.as_bytes();
         if !name.starts_with(b"native-create-") || e.path() == ours {
             continue;
         }
-        let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= older_than));
+        let limit = if name.ends_with(b".tmp") { 60 } else { 24 * 3600 };
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= std::time::Duration::from_secs(limit)));
         if old {
             let _ = std::fs::remove_file(e.path());
         }
@@ -164,27 +171,18 @@ pub fn ld_preload(ours: &Path, inherited: Option<&[u8]>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// What `srt explain` says about the preload ([`place`]); `per_run`: the state directory
-/// is shared through `/tmp`, where each run has its own copy.
-pub fn explain(
-    w: &mut String,
-    state_dir: Option<&Path>,
-    per_run: bool,
-    policy: &crate::fs::policy::FsPolicy,
-    mediated: bool,
-) {
+/// What `srt explain` says about the preload ([`place`]).
+pub fn explain(w: &mut String, policy: &crate::fs::policy::FsPolicy, mediated: bool) {
     use std::fmt::Write;
-    let copy = state_dir.filter(|_| per_run).map(|d| d.join("runs").join("run-<pid>-<hex>.so"));
-    let _ = match place(state_dir, copy, policy, mediated) {
-        Ok((p, shared)) => writeln!(
+    let _ = match place(&dir(), policy, mediated) {
+        Ok(p) => writeln!(
             w,
-            "create preload: LD_PRELOAD={}{} for the command's dynamically linked programs (--no-preload:\n  \
+            "create preload: LD_PRELOAD={} for the command's dynamically linked programs (--no-preload:\n  \
              none): their open(O_CREAT) asks the kernel first, with a flag bit the filter lets through untrapped:\n  \
              files below directories made during the run are made at the kernel's speed; elsewhere Landlock\n  \
              refuses (EACCES) and it asks again the supervised way. Static programs and fopen() are always\n  \
-             supervised.",
+             supervised. Kept there, one file per build, where no run's command can write.",
             p.display(),
-            if shared { "" } else { " (each run's own copy, removed with its journal)" }
         ),
         Err(why) => writeln!(w, "create preload: none ({why}): every open(O_CREAT) goes to the supervisor"),
     };
@@ -216,16 +214,22 @@ mod tests {
     fn a_run_gets_the_library_only_where_it_can_be_named_and_read() {
         use crate::fs::policy::FsPolicy;
         let open = FsPolicy::default();
-        let state = Path::new("/home/u/.local/state/srt");
-        assert_eq!(place(Some(state), None, &open, true), Ok((path_in(state), true)));
-        let copy = state.join("runs/run-1-00.so");
-        assert_eq!(place(Some(state), Some(copy.clone()), &open, true), Ok((copy, false)));
-        assert_eq!(place(Some(state), None, &open, false), Err("files are not mediated"));
-        assert_eq!(place(None, None, &open, true), Err("no state directory to keep it in"));
-        let denied = FsPolicy { deny_read: vec![PathBuf::from("/home/u/.local")], ..FsPolicy::default() };
-        assert_eq!(place(Some(state), None, &denied, true), Err("denyRead covers where it is kept"));
-        let spaced = Path::new("/home/a b/.local/state/srt");
-        assert_eq!(place(Some(spaced), None, &open, true), Err("its path cannot be named in LD_PRELOAD"));
+        let at = Path::new("/tmp/srt-state-1000");
+        assert_eq!(place(at, &open, true), Ok(path_in(at)));
+        assert_eq!(place(at, &open, false), Err("files are not mediated"));
+        let denied = FsPolicy { deny_read: vec![PathBuf::from("/tmp")], ..FsPolicy::default() };
+        assert_eq!(place(at, &denied, true), Err("denyRead covers where it is kept"));
+        assert_eq!(place(Path::new("/tmp/a b"), &open, true), Err("its path cannot be named in LD_PRELOAD"));
+    }
+
+    /// Whatever the environment says: `HOME`, `XDG_STATE_HOME` and `TMPDIR` move the other
+    /// state directories, and a concurrent run whose environment differs protects none of
+    /// them.
+    #[test]
+    fn the_library_is_kept_where_no_environment_moves_it() {
+        let uid = unsafe { libc::getuid() };
+        assert_eq!(dir(), PathBuf::from(format!("/tmp/srt-state-{uid}")));
+        assert!(crate::check::journal::state_dir_candidates().contains(&dir()), "every run protects it");
     }
 
     #[test]
@@ -246,43 +250,53 @@ mod tests {
 
     #[test]
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    fn a_runs_own_copy_is_written_under_its_own_name_only() {
-        let dir = std::env::temp_dir().join(format!("srt-preload-copy-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("run-1-00.so");
-        assert_eq!(install_at(&p, false), Some(p.clone()));
-        assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, [std::ffi::OsString::from("run-1-00.so")], "no other name, not even for a moment");
-        // something else already there by that name: no preload, and it is left alone
-        std::fs::remove_file(&p).unwrap();
-        std::fs::write(&p, b"other").unwrap();
-        assert_eq!(install_at(&p, false), None);
-        assert_eq!(std::fs::read(&p).unwrap(), b"other");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn the_library_is_written_once_and_found_again() {
         let dir = std::env::temp_dir().join(format!("srt-preload-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let p = install_at(&path_in(&dir), true).unwrap();
+        let p = install_at(&path_in(&dir)).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         let ino = std::fs::metadata(&p).unwrap().ino();
-        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir)).unwrap(), p);
         assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino, "an intact library is not written again");
         // one cut short is replaced
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, &LIBRARY[..10]).unwrap();
-        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir)).unwrap(), p);
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         // one of the right name, owner, mode and size but other bytes (planted) too
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, vec![0u8; LIBRARY.len()]).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
-        assert_eq!(install_at(&path_in(&dir), true).unwrap(), p);
+        assert_eq!(install_at(&path_in(&dir)).unwrap(), p);
         assert_eq!(std::fs::read(&p).unwrap(), LIBRARY);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Its directory is made private if missing, and one others may write (another user
+    /// made it first in `/tmp`) gets nothing written and the run no preload.
+    #[test]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn the_library_goes_only_into_a_directory_of_this_uid_alone() {
+        let base = std::env::temp_dir().join(format!("srt-preload-dir-test-{}", std::process::id()));
+        let made = base.join("made");
+        std::fs::create_dir_all(&base).unwrap();
+        assert_eq!(install_at(&path_in(&made)), Some(path_in(&made)));
+        assert_eq!(std::fs::metadata(&made).unwrap().mode() & 0o777, 0o700);
+        let shared = base.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(install_at(&path_in(&shared)), None);
+        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "nothing written there");
+        // a killed writer's temporary file goes once it is a minute old, a fresh one stays
+        let old = made.join("native-create-0.1.tmp");
+        let fresh = made.join("native-create-0.2.tmp");
+        std::fs::write(&old, b"x").unwrap();
+        std::fs::write(&fresh, b"x").unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+        std::fs::File::options().write(true).open(&old).unwrap().set_modified(then).unwrap();
+        std::fs::remove_file(path_in(&made)).unwrap();
+        assert_eq!(install_at(&path_in(&made)), Some(path_in(&made)));
+        assert!(!old.exists() && fresh.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

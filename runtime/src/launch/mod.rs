@@ -140,21 +140,15 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         None
     };
-    // in a state directory shared through /tmp, the run's own copy beside its journal
-    let copy = journal.as_deref().filter(|_| state_dir.as_deref().is_some_and(crate::check::journal::transient));
-    let preload = match crate::fs::preload::place(
-        state_dir.as_deref(),
-        copy.map(|j| j.preload_copy()),
-        &prepared.policy,
-        prepared.filter.mediate_fs,
-    ) {
-        Ok((path, shared)) if opts.preload => crate::fs::preload::install_at(&path, shared),
-        Ok(_) => None,
-        Err(why) => {
-            tracing::debug!("no create preload: {why}");
-            None
-        }
-    };
+    let preload =
+        match crate::fs::preload::place(&crate::fs::preload::dir(), &prepared.policy, prepared.filter.mediate_fs) {
+            Ok(path) if opts.preload => crate::fs::preload::install_at(&path),
+            Ok(_) => None,
+            Err(why) => {
+                tracing::debug!("no create preload: {why}");
+                None
+            }
+        };
     let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.journal = journal.clone();

@@ -65,7 +65,7 @@ escapes! {
         Scenario::new(&raw_open("../o", (libc::O_TMPFILE | libc::O_RDWR) as i64)).fails();
     preload_library_cannot_be_changed_by_the_command =>
         Scenario::new(
-            r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so|*/runs/run-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
+            r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
                cp "$p" "$TMPDIR/orig"
                echo x > "$p"; : >> "$p"; rm -f "$p"; mv "$p" "$p.x"; ln -sf /bin/true "$p"; chmod 777 "$p"
                cp /bin/true "${p%/*}/native-create-0000000000000000.so"
@@ -102,10 +102,10 @@ escapes! {
             .prints("PLANTED")
             .prints("GENUINE")
             .lacks("cannot be preloaded");
-    // No usable home: the state directory is the shared `$TMPDIR/srt-state-<uid>` and the
-    // library the run's own copy beside its journal. The command cannot change it, and it
-    // goes with the journal: nothing of srt's stays in TMPDIR, also after a run whose srt
-    // and auditor were killed (the next run finishes that one's journal).
+    // No usable home: the state directory is the shared `$TMPDIR/srt-state-<uid>`, and the
+    // library is where every run keeps it. The command cannot change it, and nothing of
+    // srt's stays in TMPDIR, also after a run whose srt and auditor were killed (the next
+    // run finishes that one's journal).
     per_run_preload_cannot_be_changed_by_the_command =>
         Scenario::new(TAMPER)
             .setup(private_tmp)
@@ -114,7 +114,7 @@ escapes! {
             .lacks("NO PRELOAD")
             .check(nothing_left_in_tmp);
     killed_run_leaves_no_preload_in_tmp =>
-        Scenario::new(r#"case "${LD_PRELOAD##*:}" in */runs/run-*.so) touch ready;; esac; exec sleep 30"#)
+        Scenario::new(r#"case "${LD_PRELOAD##*:}" in */native-create-*.so) touch ready;; esac; exec sleep 30"#)
             .setup(private_tmp)
             .wrap(&format!(
                 r#"{NO_HOME} "$SRT" $MODE -s "$SETTINGS" -c "$CMD" & pid=$!
@@ -125,16 +125,13 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
             .prints("READY")
             .check(nothing_left_in_tmp);
     // A run whose state directory lies in another, concurrent run's writable tree (its
-    // TMPDIR there and no usable home: the per-run copy beside its journal; or its
-    // XDG_STATE_HOME there: the build's library). Each run protects only the places its
-    // own environment names, so the other run's command can replace the library while the
-    // victim runs, and the victim's later programs load whatever it wrote there: code of
-    // one sandbox in another, whose policy may grant more. Not fixed (see the README limit
-    // "a journal planted where a later run with another environment looks").
-    #[ignore = "open: a concurrent run's command can replace a preload kept in its writable tree"]
+    // TMPDIR there and no usable home, or its XDG_STATE_HOME there). Each run protects only
+    // the state directories its own environment names, and /tmp/srt-state-<uid>: were the
+    // library kept in the former (as builds before this one did), the other run's command
+    // could replace it while the victim runs, and the victim's later programs would load
+    // what it wrote: code of one sandbox in another, whose policy may grant more.
     concurrent_run_cannot_replace_a_per_run_preload_in_its_tree =>
         concurrent_victim(r#"env -u XDG_STATE_HOME HOME=relative TMPDIR="$W/vt""#);
-    #[ignore = "open: a concurrent run's command can replace a preload kept in its writable tree"]
     concurrent_run_cannot_replace_a_home_preload_in_its_tree =>
         concurrent_victim(r#"env XDG_STATE_HOME="$W/vx""#);
 }
@@ -144,15 +141,15 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
 const NO_HOME: &str = r#"export TMPDIR="${W%/w}/tmp"; env -u XDG_STATE_HOME HOME=relative"#;
 
 /// Tries to change, replace or remove the library; prints `INTACT` if it is as it was.
-const TAMPER: &str = r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so|*/runs/run-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
+const TAMPER: &str = r#"p=${LD_PRELOAD##*:}; case "$p" in */native-create-*.so) ;; *) echo "NO PRELOAD: $LD_PRELOAD"; exit 0;; esac
 cp "$p" "$TMPDIR/orig"
 echo x > "$p"; : >> "$p"; rm -f "$p"; mv "$p" "$p.x"; ln -sf /bin/true "$p"; chmod 777 "$p"
 cp /bin/true "${p%/*}/native-create-0000000000000000.so"
 cmp "$p" "$TMPDIR/orig" && echo INTACT"#;
 
 /// The victim run (`how` sets its environment) in the background, then the attacker run
-/// (`$CMD`, [`SWAP`]) in the foreground; the victim's last program must still load srt's
-/// library as srt wrote it.
+/// (`$CMD`, [`SWAP`]) in the foreground: the attacker must not replace the victim's library,
+/// and the victim's last program must still load srt's library as srt wrote it.
 fn concurrent_victim(how: &str) -> Scenario {
     Scenario::new(SWAP)
         .wrap(&format!(
@@ -160,7 +157,7 @@ fn concurrent_victim(how: &str) -> Scenario {
 {how} "$SRT" $MODE -s "$SETTINGS" -c '{VICTIM}' > "$O/victim" 2>&1 &
 "$SRT" $MODE -s "$SETTINGS" -c "$CMD"; wait; cat "$O/victim""#
         ))
-        .prints("SWAPPED")
+        .lacks("SWAPPED")
         .prints("GENUINE")
         .lacks("cannot be preloaded")
 }
