@@ -256,13 +256,20 @@ impl FsPolicy {
 /// names at any depth, and the rules of the git directory `p` is in, found by looking at
 /// the disk on the way up to `m`.
 fn mediated_guard(p: &Path, m: &Path) -> Guard {
-    // a project name at any depth: the name and the one above it, for `.claude/x` names
+    // a project name at any depth: the name and the one above it, for `.claude/x` names.
+    // A pattern covers a path only if its first name matches the path's first: the set
+    // lookup of `starts_project_entry` rules out almost every name before the patterns are
+    // tried (the supervisor asks this for every write in such a tree)
+    use crate::fs::protected_names::{covers, project_entry, starts_project_entry, PROJECT};
+    let starts = |n: Option<&std::ffi::OsStr>| n.and_then(|n| n.to_str()).is_some_and(starts_project_entry);
     let named = |q: &Path| {
-        let two: PathBuf = q.iter().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
-        crate::fs::protected_names::project_entry(Path::new(q.file_name().unwrap_or_default())).is_some()
-            || crate::fs::protected_names::PROJECT
-                .iter()
-                .any(|e| e.path.contains('/') && crate::fs::protected_names::covers(e.path, &two))
+        let name = q.file_name();
+        let above = q.parent().and_then(Path::file_name);
+        (starts(name) && project_entry(Path::new(name.unwrap_or_default())).is_some())
+            || (starts(above) && {
+                let two: PathBuf = q.iter().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+                PROJECT.iter().any(|e| e.path.contains('/') && covers(e.path, &two))
+            })
     };
     if p.ancestors().take_while(|a| under(a, m)).any(named) {
         return Guard::Deny;
@@ -366,4 +373,37 @@ mod tests {
         assert_eq!(pol.worktree_ups(&p("/w/.git/modules/x/y/config")), 4);
         assert_eq!(pol.worktree_ups(&p("/b/config")), 0, "a bare repository has no work tree");
     }
+
+    /// In a tree the launch did not look through, the supervisor recognises the project
+    /// names at any depth, one-name and two-name ones, wildcards included, and git
+    /// directories by their shape.
+    #[test]
+    fn a_mediated_tree_protects_project_names_at_any_depth() {
+        let root = std::env::temp_dir().join(format!("srt-mediated-guard-{}", std::process::id()));
+        let repo = root.join("a/r");
+        std::fs::create_dir_all(repo.join("objects")).unwrap();
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let pol = FsPolicy { write: vec![root.clone()], mediated: vec![root.clone()], ..FsPolicy::default() };
+        let at = |rel: &str| pol.guard(&root.join(rel));
+        for denied in [
+            "x/.bashrc",
+            "x/y/.claude/settings.json",
+            "x/.claude",
+            "deep/er/.github/hooks/h",
+            "x/.vscode/tasks.json",
+            "x/my.code-workspace",
+            "x/lefthook.yml",
+            "x/.config/mise.toml",
+            "x/HEAD",
+            "a/r/config",
+        ] {
+            assert_ne!(at(denied), Guard::Open, "{denied}");
+        }
+        for open in ["x/notes.txt", "x/.github/workflows/ci.yml", "x/claude/settings.json", "x/config", "a/r2"] {
+            assert_eq!(at(open), Guard::Open, "{open}");
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
+
