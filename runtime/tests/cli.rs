@@ -216,6 +216,27 @@ fn explain_reports_mechanisms() {
     assert_eq!(out_all(&mut c).0, 0);
 }
 
+/// `srt explain` describes the home rules only where a writable tree reaches the home:
+/// holding it, lying below it, or neither (then nothing they name can be written).
+#[test]
+fn explain_names_the_home_rules_only_where_the_home_is_reached() {
+    let d = dir("explain-home");
+    std::fs::create_dir_all(d.0.join("h")).unwrap();
+    std::fs::write(d.0.join("s.json"), BASE).unwrap();
+    let said = |home: &Path| {
+        let mut c = srt(&d.0);
+        c.env("HOME", home).env_remove("XDG_CONFIG_HOME").env_remove("XDG_DATA_HOME");
+        c.arg("explain").arg("-s").arg(d.0.join("s.json"));
+        let (code, text) = out_all(&mut c);
+        assert_eq!(code, 0, "{text}");
+        text.lines().find(|l| l.contains("$HOME (")).map(str::to_string)
+    };
+    // the default settings make "." (d/w) writable
+    assert_eq!(said(&d.0.join("h")), None, "a home no writable tree reaches");
+    assert!(said(&d.0.join("w")).is_some_and(|l| l.contains("lies in a writable tree")));
+    assert!(said(&d.0).is_some_and(|l| l.contains("holds writable trees")));
+}
+
 /// `srt explain` and `-d` name the variables srt leaves out, never their values.
 #[test]
 fn explain_and_debug_name_dropped_variables_but_never_their_values() {

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::fs::policy::under;
 use crate::git::guard::Guard;
 use crate::launch::{NetworkMode, Prepared};
 
@@ -59,14 +60,16 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         let names: Vec<&str> = crate::fs::protected_names::PROJECT.iter().map(|e| e.path).collect();
         wrap(w, &names);
     }
-    if let Some(h) = &pol.home {
+    // said only where a writable tree holds the home, lies below it, or holds an XDG base
+    // the rules follow: elsewhere nothing they name can be written
+    let reached = |h: &crate::fs::policy::HomePolicy| {
+        pol.write.iter().any(|t| under(t, &h.home) || under(&h.home, t)) || !h.xdg.is_empty()
+    };
+    if let Some(h) = pol.home.as_ref().filter(|h| reached(h)) {
         let on: Vec<&str> =
             crate::fs::protected_names::HOME_ALLOW.iter().filter(|a| a.default).map(|a| a.path).collect();
-        let _ = writeln!(
-            w,
-            "  $HOME ({}) lies in a writable tree: its dot-entries, and the files home tools run",
-            h.home.display()
-        );
+        let how = if pol.in_write_tree(&h.home) { "lies in a writable tree" } else { "holds writable trees" };
+        let _ = writeln!(w, "  $HOME ({}) {how}: its dot-entries, and the files home tools run", h.home.display());
         let _ = writeln!(
             w,
             "  (shell rc, git, ssh, PATH directories, python .pth, systemd units, editors, agents' configs),"

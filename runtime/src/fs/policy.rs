@@ -406,4 +406,3 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
-
