@@ -2,7 +2,7 @@
 # Installs the system tools the test suite drives (idempotent; needs root or sudo for apt).
 set -euo pipefail
 need=()
-for tool in curl python3 setsid truncate ps git chattr go node; do
+for tool in curl python3 setsid truncate ps git chattr go node musl-gcc; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
@@ -16,7 +16,10 @@ SUDO=""
 $SUDO apt-get update -qq
 # golang-go, nginx-light and nodejs: the server families the first-flight gate is tested
 # against (proxy/tests/gate.rs); the packages' services are not wanted
-$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs golang-go nginx-light >/dev/null
+# musl-tools: a dynamically linked musl program under the create preload
+# (runtime/tests/native_create.rs)
+$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs golang-go nginx-light \
+  musl-tools >/dev/null
 command -v node >/dev/null 2>&1 || $SUDO apt-get install -y -qq nodejs >/dev/null
 $SUDO systemctl stop nginx 2>/dev/null || true
 $SUDO systemctl disable nginx 2>/dev/null || true

@@ -73,6 +73,70 @@ fn files_below_new_directories_are_made_by_the_kernel_namespace() {
     files_below_new_directories_are_made_by_the_kernel("namespace");
 }
 
+/// A dynamically linked musl program (Alpine-based images): musl's loader honours
+/// `LD_PRELOAD` too, the library finds `syscall` and `__errno_location` in musl, and the
+/// program's files below a new directory are made by the kernel; a create outside is still
+/// refused and `fopen` still works.
+const MUSL_PROGRAM: &str = r#"#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+    char p[64], l[512];
+    int n = 0;
+    mkdir("m", 0755);
+    for (int i = 0; i < 40; i++) {
+        snprintf(p, sizeof p, "m/f%d", i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) { printf("open %s: %s\n", p, strerror(errno)); return 1; }
+        close(fd);
+    }
+    FILE *f = fopen("m/g", "w");
+    int out = open("../outside", O_WRONLY | O_CREAT, 0644);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    while (maps && fgets(l, sizeof l, maps)) n += strstr(l, "/native-create-") && strstr(l, ".so");
+    printf("fopen %s, outside %s, mapped %s\n", f ? "ok" : "failed", out < 0 ? "refused" : "MADE", n ? "yes" : "no");
+    return 0;
+}
+"#;
+
+fn musl_programs_get_the_preload(mode: &str) {
+    let d = dir(&format!("native-create-musl-{mode}"));
+    std::fs::write(d.join("t.c"), MUSL_PROGRAM).unwrap();
+    let built = Command::new("musl-gcc").arg("-o").arg(d.join("w/t")).arg(d.join("t.c")).output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        srt_tests::skip("musl_programs_get_the_preload", "musl-gcc is missing (scripts/deps.sh installs musl-tools)");
+        return;
+    }
+    let (code, out, log) = srt(&d, mode, &["-d"], &[], "./t");
+    assert_eq!((code, out.as_str()), (0, "fopen ok, outside refused, mapped yes\n"), "{log}");
+    // musl's own open() is syscall 2 (open), its fopen() too: the supervised ones are that
+    // fopen and the create outside (refused by Landlock, asked again, refused), none of the
+    // 40 below m/
+    let opens = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("mediated") && (l.contains("syscall=\"open\"") || l.contains("syscall=\"openat\"")))
+            .count()
+    };
+    assert!(opens(&log) <= 2, "a musl program's creates below m/ reached the supervisor:\n{log}");
+    assert!(log.lines().any(|l| l.contains("/outside") && l.contains("outside allowWrite")), "{log}");
+    let (code, out, log) = srt(&d, mode, &["-d", "--no-preload"], &[], "rm -rf m && ./t");
+    assert_eq!((code, out.as_str()), (0, "fopen ok, outside refused, mapped no\n"), "{log}");
+    assert!(opens(&log) >= 42, "without the preload every create is supervised:\n{log}");
+}
+
+#[test]
+fn musl_programs_get_the_preload_landlock() {
+    musl_programs_get_the_preload("landlock");
+}
+
+#[test]
+fn musl_programs_get_the_preload_namespace() {
+    musl_programs_get_the_preload("namespace");
+}
+
 /// A shared library every system has, harmless to preload.
 fn some_library() -> String {
     let out = Command::new("python3")
