@@ -54,7 +54,26 @@ pub fn place(dir: &Path, policy: &crate::fs::policy::FsPolicy, mediated: bool) -
     if ld_preload(&path, None).is_none() {
         return Err("its path cannot be named in LD_PRELOAD");
     }
+    if noexec(dir) {
+        return Err("where it is kept is mounted noexec");
+    }
     Ok(path)
+}
+
+/// Whether `dir` (or, while it does not exist yet, the nearest directory above it) is on
+/// a mount the loader cannot map code from: a hardened `/tmp` often is (`noexec`), and
+/// there every program of the run would print an ld.so error and run without the library.
+fn noexec(dir: &Path) -> bool {
+    for at in dir.ancestors() {
+        let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) else { return false };
+        // SAFETY: an all-zero statvfs is a valid out-buffer.
+        let mut sv: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: NUL-terminated path, pointer to a local.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut sv) } == 0 {
+            return sv.f_flag & libc::ST_NOEXEC != 0;
+        }
+    }
+    false
 }
 
 /// The library at `path` ([`place`]), written there first if it is missing, its directory
