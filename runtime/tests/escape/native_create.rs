@@ -143,6 +143,14 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
             .prints("made")
             .lacks("cannot be preloaded")
             .lacks("native-create");
+    // Another user made `/tmp/srt-state-<uid>` first, as a symlink to a directory of this
+    // uid (here `O/target`; a private /tmp, so no other run on the machine sees it): srt
+    // must give no preload and write nothing through it, with a usable home (the journal
+    // goes there) and without one (then there is no state directory: the run is refused).
+    planted_state_symlink_gets_no_preload_and_nothing_written =>
+        planted_state_symlink("");
+    planted_state_symlink_without_a_home_gets_nothing_written =>
+        planted_state_symlink("env -u XDG_STATE_HOME HOME=relative");
     // Pre-existing class (README limits: a bind mount of a directory holding protected
     // files inside a writable tree): `/tmp`, which holds `/tmp/srt-state-<uid>`, mounted
     // again in the working directory. The policy protects the state directory's names, and
@@ -164,6 +172,22 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
                     Err(_) => Ok(()),
                 }
             });
+}
+
+/// `/tmp/srt-state-<uid>` is a symlink to `O/target` (owned by uid 65534 when the scenario
+/// runs as root: another user's) in a private `/tmp`; srt runs with `how` before it.
+fn planted_state_symlink(how: &'static str) -> Scenario {
+    Scenario::new(r#"echo "LD_PRELOAD=[$LD_PRELOAD]""#)
+        .setup(|e: &Env| e.dir(&e.o("target")))
+        .wrap(&format!(
+            r#"{IN_MOUNT_NS}mnt tmp "${{W%/w}}:${{SRT%/*}}" sh -c 's=/tmp/srt-state-$(id -u); ln -s "$O/target" $s; [ "$(id -u)" = 0 ] && chown -h 65534 $s; echo PLANTED; {how} "$SRT" $MODE -s "$SETTINGS" -c "$CMD"' 2>&1"#
+        ))
+        .prints("PLANTED")
+        .lacks("native-create")
+        .check(|e, _| match std::fs::read_dir(e.o("target")).map(|d| d.count()) {
+            Ok(0) => Ok(()),
+            other => Err(format!("srt wrote through the planted /tmp/srt-state-<uid>: {other:?} entries in O/target")),
+        })
 }
 
 /// No usable home (a relative HOME, no XDG_STATE_HOME) and TMPDIR the private base
@@ -224,7 +248,8 @@ q="$W/xdg/srt/${p##*/}"
 head -c "$(stat -c %s "$p")" /dev/zero > "$q" && chmod 444 "$q" && echo PLANTED"#;
 
 /// Runs the rest of its arguments in a private mount namespace after one change to it:
-/// `noexec DIR` (DIR bind-mounted on itself, then made `noexec`) or `bind SRC DST`. As
+/// `noexec DIR` (DIR bind-mounted on itself, then made `noexec`), `bind SRC DST`, or
+/// `tmp KEEP:KEEP` (a tmpfs on `/tmp` with only those directories of the real one). As
 /// root a plain mount namespace; as another uid one in a user namespace that maps the uid
 /// to itself (`--keep-caps` lets this script mount; it drops them before running srt, so
 /// srt runs as the uid it would). `$d`, `/tmp/srt-state-<uid>`, is made as srt makes it.
@@ -242,6 +267,18 @@ if sys.argv[1] == "noexec":
     m(d, d, BIND)
     keep = os.statvfs(d).f_flag & (1 | 2 | 4 | 1024 | 2048)  # rdonly nosuid nodev noatime nodiratime
     m(None, d, BIND | REMOUNT | NOEXEC | keep | (1 << 21 if os.statvfs(d).f_flag & 4096 else 0))
+    rest = sys.argv[3:]
+elif sys.argv[1] == "tmp":
+    # a /tmp of its own, with only the directories of the scenario and the srt copy: what
+    # is planted in /tmp/srt-state-<uid> stays out of other runs on the machine
+    old = os.open("/tmp", os.O_PATH)
+    if l.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777") != 0:
+        sys.exit("tmpfs: errno %d" % ctypes.get_errno())
+    for keep in sys.argv[2].split(":"):
+        name = keep[len("/tmp/"):].split("/")[0]
+        os.mkdir("/tmp/" + name)
+        m("/proc/self/fd/%d/%s" % (old, name), "/tmp/" + name, BIND | REC)
+    os.close(old)
     rest = sys.argv[3:]
 else:
     m(sys.argv[2], sys.argv[3], BIND)
