@@ -319,11 +319,12 @@ pub fn state_dir_candidates() -> Vec<PathBuf> {
 /// srt's state directory for this run: the first candidate that is, or can be made, a
 /// directory of this uid that only it may write, with a `runs/` directory for journals.
 pub fn state_dir() -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
+    use crate::fs::state_dir::make_private;
     let mut last = std::io::Error::from_raw_os_error(libc::ENOENT);
     for dir in state_dir_candidates() {
-        let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir.join("runs"));
-        match made.and_then(|()| owned_private(&dir)).and_then(|()| owned_private(&dir.join("runs"))) {
+        // the directory checked before `runs/` is made in it: one another user planted in
+        // /tmp as a symlink would otherwise get `runs/` made wherever it points
+        match make_private(&dir).and_then(|()| make_private(&dir.join("runs"))) {
             Ok(()) => return Ok(dir),
             Err(e) => last = std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())),
         }

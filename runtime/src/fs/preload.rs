@@ -48,13 +48,33 @@ pub fn place(dir: &Path, policy: &crate::fs::policy::FsPolicy, mediated: bool) -
         return Err("this build of srt has none");
     }
     let path = path_in(dir);
-    if !policy.can_read(&path) {
+    // the policy's paths are canonical: where /tmp is a symlink, a denyRead names its target
+    if !policy.can_read(&path) || !policy.can_read(&crate::fs::resolve::canonical(&path)) {
         return Err("denyRead covers where it is kept");
     }
     if ld_preload(&path, None).is_none() {
         return Err("its path cannot be named in LD_PRELOAD");
     }
+    if noexec(dir) {
+        return Err("where it is kept is mounted noexec");
+    }
     Ok(path)
+}
+
+/// Whether `dir` (or, while it does not exist yet, the nearest directory above it) is on
+/// a mount the loader cannot map code from: a hardened `/tmp` often is (`noexec`), and
+/// there every program of the run would print an ld.so error and run without the library.
+fn noexec(dir: &Path) -> bool {
+    for at in dir.ancestors() {
+        let Ok(c) = std::ffi::CString::new(at.as_os_str().as_bytes()) else { return false };
+        // SAFETY: an all-zero statvfs is a valid out-buffer.
+        let mut sv: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: NUL-terminated path, pointer to a local.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut sv) } == 0 {
+            return sv.f_flag & libc::ST_NOEXEC != 0;
+        }
+    }
+    false
 }
 
 /// The library at `path` ([`place`]), written there first if it is missing, its directory
@@ -69,6 +89,7 @@ pub fn install_at(path: &Path) -> Option<PathBuf> {
         return None;
     }
     if is_ours(&path) {
+        mark_used(&path);
         return Some(path);
     }
     match write(&path) {
@@ -107,6 +128,23 @@ fn is_ours(path: &Path) -> bool {
     shaped && file.take(LIBRARY.len() as u64 + 1).read_to_end(&mut bytes).is_ok() && bytes == LIBRARY
 }
 
+/// Another build's write removes a library a day after its time ([`sweep`]): kept the time
+/// of a run that used it, at most an hour behind, so that a build in use every day keeps
+/// its library while another build is tried (not the time it was first written, which
+/// for a build in use for a week had its library removed under its running programs).
+fn mark_used(path: &Path) {
+    const HOUR: std::time::Duration = std::time::Duration::from_secs(3600);
+    let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+    else {
+        return;
+    };
+    let stale = file.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= HOUR));
+    if stale {
+        // the owner may set the times of a file it may not write
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
 /// Written under a name of this process's and renamed into place: a run reading it at the
 /// same time sees the whole library or none, and a srt killed while writing leaves only a
 /// temporary name, which a later writer sweeps.
@@ -133,7 +171,8 @@ fn write(path: &Path) -> std::io::Result<()> {
 }
 
 /// What earlier writes left in `dir`: other builds' libraries once a day has passed since
-/// they were written (a run of one that is still going would find its library gone), and
+/// a run last used them ([`mark_used`]; a run of one that is still going would find its
+/// library gone), and
 /// temporary files of a srt killed while writing once a minute has.
 fn sweep(dir: &Path, ours: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -220,6 +259,13 @@ mod tests {
         let denied = FsPolicy { deny_read: vec![PathBuf::from("/tmp")], ..FsPolicy::default() };
         assert_eq!(place(at, &denied, true), Err("denyRead covers where it is kept"));
         assert_eq!(place(Path::new("/tmp/a b"), &open, true), Err("its path cannot be named in LD_PRELOAD"));
+        // reached through a symlink (a /tmp that is one): denyRead names the real place
+        let base = std::env::temp_dir().join(format!("srt-preload-link-test-{}", std::process::id()));
+        std::fs::create_dir_all(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let real = FsPolicy { deny_read: vec![base.join("real").canonicalize().unwrap()], ..FsPolicy::default() };
+        assert_eq!(place(&base.join("link/srt-state-1"), &real, true), Err("denyRead covers where it is kept"));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     /// Whatever the environment says: `HOME`, `XDG_STATE_HOME` and `TMPDIR` move the other
@@ -258,6 +304,12 @@ mod tests {
         let ino = std::fs::metadata(&p).unwrap().ino();
         assert_eq!(install_at(&path_in(&dir)).unwrap(), p);
         assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino, "an intact library is not written again");
+        // one in use keeps a recent time, so that another build's write does not sweep it
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 24 * 3600);
+        std::fs::File::open(&p).unwrap().set_modified(then).unwrap();
+        assert_eq!(install_at(&path_in(&dir)).unwrap(), p);
+        let age = std::fs::metadata(&p).unwrap().modified().unwrap().elapsed().unwrap();
+        assert!(age < std::time::Duration::from_secs(3600), "used today, kept as {age:?} old");
         // one cut short is replaced
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, &LIBRARY[..10]).unwrap();

@@ -134,6 +134,60 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
         concurrent_victim(r#"env -u XDG_STATE_HOME HOME=relative TMPDIR="$W/vt""#);
     concurrent_run_cannot_replace_a_home_preload_in_its_tree =>
         concurrent_victim(r#"env XDG_STATE_HOME="$W/vx""#);
+    // A hardened `/tmp` is often mounted `noexec`: the loader cannot map the library from
+    // there, and every program of the run would print an ld.so error (and run without
+    // it). srt must name no library it keeps on such a mount; creates stay supervised.
+    preload_is_not_named_from_a_noexec_mount =>
+        Scenario::new(r#"echo "LD_PRELOAD=[$LD_PRELOAD]"; /bin/true; ls / > /dev/null; echo made > f && cat f"#)
+            .wrap(&format!(r#"{IN_MOUNT_NS}mnt noexec "$d" sh -c '"$SRT" $MODE -s "$SETTINGS" -c "$CMD"' 2>&1"#))
+            .prints("made")
+            .lacks("cannot be preloaded")
+            .lacks("native-create");
+    // Another user made `/tmp/srt-state-<uid>` first, as a symlink to a directory of this
+    // uid (here `O/target`; a private /tmp, so no other run on the machine sees it): srt
+    // must give no preload and write nothing through it, with a usable home (the journal
+    // goes there) and without one (then there is no state directory: the run is refused).
+    planted_state_symlink_gets_no_preload_and_nothing_written =>
+        planted_state_symlink("");
+    planted_state_symlink_without_a_home_gets_nothing_written =>
+        planted_state_symlink("env -u XDG_STATE_HOME HOME=relative");
+    // Pre-existing class (README limits: a bind mount of a directory holding protected
+    // files inside a writable tree): `/tmp`, which holds `/tmp/srt-state-<uid>`, mounted
+    // again in the working directory. The policy protects the state directory's names, and
+    // `W/tb/srt-state-<uid>` is another name for it: a file planted there by that name is
+    // one every run's programs could be made to load. (Planted under a name no build
+    // uses, and removed again, so that other runs on the machine are not disturbed.)
+    #[ignore = "pre-existing: a bind mount of /tmp inside a writable tree reaches /tmp/srt-state-<uid>"]
+    preload_directory_not_reached_through_a_bind_mount_of_tmp =>
+        Scenario::new(r#"q="$W/tb/srt-state-$(id -u)/native-create-a7a7a7a7a7a7a7a7.so"; cp /bin/true "$q" && echo PLANTED"#)
+            .setup(|e: &Env| e.dir(&e.w("tb")))
+            .wrap(&format!(r#"{IN_MOUNT_NS}mnt bind /tmp "$W/tb" sh -c '"$SRT" $MODE -s "$SETTINGS" -c "$CMD"' 2>&1"#))
+            .lacks("PLANTED")
+            .check(|e, _| {
+                // SAFETY: getuid cannot fail.
+                let uid = e.uid.unwrap_or_else(|| unsafe { libc::getuid() });
+                let q = format!("/tmp/srt-state-{uid}/native-create-a7a7a7a7a7a7a7a7.so");
+                match std::fs::remove_file(&q) {
+                    Ok(()) => Err(format!("{q} was planted through the bind mount")),
+                    Err(_) => Ok(()),
+                }
+            });
+}
+
+/// `/tmp/srt-state-<uid>` is a symlink to `O/target` (owned by uid 65534 when the scenario
+/// runs as root: another user's) in a private `/tmp`; srt runs with `how` before it.
+fn planted_state_symlink(how: &'static str) -> Scenario {
+    Scenario::new(r#"echo "LD_PRELOAD=[$LD_PRELOAD]""#)
+        .setup(|e: &Env| e.dir(&e.o("target")))
+        .wrap(&format!(
+            r#"{IN_MOUNT_NS}mnt tmp "${{W%/w}}:${{SRT%/*}}" sh -c 's=/tmp/srt-state-$(id -u); ln -s "$O/target" $s; [ "$(id -u)" = 0 ] && chown -h 65534 $s; echo PLANTED; {how} "$SRT" $MODE -s "$SETTINGS" -c "$CMD"' 2>&1"#
+        ))
+        .prints("PLANTED")
+        .lacks("native-create")
+        .check(|e, _| match std::fs::read_dir(e.o("target")).map(|d| d.count()) {
+            Ok(0) => Ok(()),
+            other => Err(format!("srt wrote through the planted /tmp/srt-state-<uid>: {other:?} entries in O/target")),
+        })
 }
 
 /// No usable home (a relative HOME, no XDG_STATE_HOME) and TMPDIR the private base
@@ -192,3 +246,44 @@ cp "$p" "$W/genuine"
 mkdir -p "$W/xdg/srt/runs" && chmod 700 "$W/xdg" "$W/xdg/srt" "$W/xdg/srt/runs"
 q="$W/xdg/srt/${p##*/}"
 head -c "$(stat -c %s "$p")" /dev/zero > "$q" && chmod 444 "$q" && echo PLANTED"#;
+
+/// Runs the rest of its arguments in a private mount namespace after one change to it:
+/// `noexec DIR` (DIR bind-mounted on itself, then made `noexec`), `bind SRC DST`, or
+/// `tmp KEEP:KEEP` (a tmpfs on `/tmp` with only those directories of the real one). As
+/// root a plain mount namespace; as another uid one in a user namespace that maps the uid
+/// to itself (`--keep-caps` lets this script mount; it drops them before running srt, so
+/// srt runs as the uid it would). `$d`, `/tmp/srt-state-<uid>`, is made as srt makes it.
+const IN_MOUNT_NS: &str = r#"u=$(id -u); d=/tmp/srt-state-$u; [ -d "$d" ] || mkdir -m 700 "$d"
+if [ "$u" = 0 ]; then ns="unshare -m --propagation private"; else ns="unshare -cm --keep-caps --propagation private"; fi
+mnt() { $ns /usr/bin/python3 -c '
+import ctypes, os, sys
+l = ctypes.CDLL(None, use_errno=True)
+BIND, REMOUNT, NOEXEC, REC = 4096, 32, 8, 16384
+def m(src, dst, flags):
+    if l.mount(src and src.encode(), dst.encode(), None, flags, None) != 0:
+        sys.exit("mount %s: errno %d" % (dst, ctypes.get_errno()))
+if sys.argv[1] == "noexec":
+    d = sys.argv[2]
+    m(d, d, BIND)
+    keep = os.statvfs(d).f_flag & (1 | 2 | 4 | 1024 | 2048)  # rdonly nosuid nodev noatime nodiratime
+    m(None, d, BIND | REMOUNT | NOEXEC | keep | (1 << 21 if os.statvfs(d).f_flag & 4096 else 0))
+    rest = sys.argv[3:]
+elif sys.argv[1] == "tmp":
+    # a /tmp of its own, with only the directories of the scenario and the srt copy: what
+    # is planted in /tmp/srt-state-<uid> stays out of other runs on the machine
+    old = os.open("/tmp", os.O_PATH)
+    if l.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, b"mode=1777") != 0:
+        sys.exit("tmpfs: errno %d" % ctypes.get_errno())
+    for keep in sys.argv[2].split(":"):
+        name = keep[len("/tmp/"):].split("/")[0]
+        os.mkdir("/tmp/" + name)
+        m("/proc/self/fd/%d/%s" % (old, name), "/tmp/" + name, BIND | REC)
+    os.close(old)
+    rest = sys.argv[3:]
+else:
+    m(sys.argv[2], sys.argv[3], BIND)
+    rest = sys.argv[4:]
+l.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL: srt gets no capability the uid lacks
+os.execvp(rest[0], rest)
+' "$@"; }
+"#;
