@@ -17,6 +17,7 @@ mod escape {
     mod fs_read;
     mod fs_write;
     mod local_net;
+    mod mount_aliases;
     mod native_create;
     mod net_proxy;
     mod network;

@@ -41,7 +41,13 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     let missing_how = "missing: refused if it is made during the run [supervisor]";
     let _ = writeln!(w, "  protected: never written, created, replaced or removed, nor their metadata changed");
     for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_ok()) {
-        let _ = writeln!(w, "    {:<48} {:<16} {exists_how}", d.display(), origin(d, settings_files));
+        let o =
+            if pol.second_names.iter().any(|(at, _)| at == d) { "(second name)" } else { origin(d, settings_files) };
+        let _ = writeln!(w, "    {:<48} {:<16} {exists_how}", d.display(), o);
+    }
+    for (at, shows) in &pol.second_names {
+        let _ =
+            writeln!(w, "    second name: {} is {} mounted again; protected as it is", at.display(), shows.display());
     }
     for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_err()) {
         let o = origin(d, settings_files);

@@ -115,7 +115,7 @@ pub(super) fn home_rules(
             Some(entries) => policy.extra_bounds.extend(entries),
             None => policy.mediated.push(base.clone()),
         }
-        xdg.push((base, *stands_for));
+        xdg.push((base, PathBuf::from(stands_for)));
     }
     policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
     Ok(())
@@ -165,7 +165,7 @@ fn var_abs(var: &str) -> Option<PathBuf> {
 
 /// The entries of `dir`, if it can be listed and has no more than the Landlock plan may
 /// split around (`LISTING_MAX * 4`).
-fn listing_bounds(dir: &Path) -> Option<Vec<PathBuf>> {
+pub(super) fn listing_bounds(dir: &Path) -> Option<Vec<PathBuf>> {
     let max = crate::fs::mandatory::LISTING_MAX * 4;
     let entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().take(max + 1).map(|e| e.path()).collect();
     (entries.len() <= max).then_some(entries)

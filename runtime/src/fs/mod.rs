@@ -16,6 +16,7 @@ mod home_rules;
 pub mod landlock;
 pub mod landlock_plan;
 pub mod mandatory;
+pub mod mount_aliases;
 pub mod mounts;
 pub mod name_rules;
 pub mod policy;

@@ -36,6 +36,9 @@ pub struct FsPolicy {
     /// `$HOME` when it lies in a writable tree: its dot-entries are protected unless the
     /// home allow-list names them ([`crate::fs::protected_names::home_rule`]).
     pub home: Option<HomePolicy>,
+    /// Second names mounts make inside the writable trees ([`crate::fs::mount_aliases`]),
+    /// each with the protected path it shows (or part of): for `srt explain`.
+    pub second_names: Vec<(PathBuf, PathBuf)>,
 }
 
 /// The home rules of a run whose `$HOME` may be written.
@@ -49,7 +52,9 @@ pub struct HomePolicy {
     /// XDG base directories set elsewhere than `$HOME` (`XDG_CONFIG_HOME=/w/cfg`), each with
     /// the home-relative place it stands for (`.config`): what lies below one is judged as
     /// if it were there, so a tool's config is protected wherever the variable moves it.
-    pub xdg: Vec<(PathBuf, &'static str)>,
+    /// Mounts that show the home or part of it elsewhere ([`crate::fs::mount_aliases`])
+    /// are judged the same way, each standing for its place below `$HOME`.
+    pub xdg: Vec<(PathBuf, PathBuf)>,
 }
 
 impl HomePolicy {

@@ -97,6 +97,10 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
         crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
     }
+    // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
+    if let Some(mounts) = crate::fs::mount_aliases::read() {
+        crate::fs::mount_aliases::protect_second_names(&mut policy, &mounts);
+    }
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.
     // Canonical, because some containers make /dev/ptmx a symlink to pts/ptmx.

@@ -151,13 +151,12 @@ a=$(cat /proc/$pid/task/$pid/children); kill -STOP $pid $a; kill -9 $a $pid; wai
         planted_state_symlink("");
     planted_state_symlink_without_a_home_gets_nothing_written =>
         planted_state_symlink("env -u XDG_STATE_HOME HOME=relative");
-    // Pre-existing class (README limits: a bind mount of a directory holding protected
-    // files inside a writable tree): `/tmp`, which holds `/tmp/srt-state-<uid>`, mounted
-    // again in the working directory. The policy protects the state directory's names, and
-    // `W/tb/srt-state-<uid>` is another name for it: a file planted there by that name is
-    // one every run's programs could be made to load. (Planted under a name no build
-    // uses, and removed again, so that other runs on the machine are not disturbed.)
-    #[ignore = "pre-existing: a bind mount of /tmp inside a writable tree reaches /tmp/srt-state-<uid>"]
+    // A second name made by a mount (`fs::mount_aliases`): `/tmp`, which holds
+    // `/tmp/srt-state-<uid>`, mounted again in the working directory. `W/tb/srt-state-<uid>`
+    // is another name for the state directory, and gets its protection: a file planted
+    // there would be one every run's programs could be made to load. (Planted, were it to
+    // work, under a name no build uses, and removed again, so that other runs on the
+    // machine are not disturbed.)
     preload_directory_not_reached_through_a_bind_mount_of_tmp =>
         Scenario::new(r#"q="$W/tb/srt-state-$(id -u)/native-create-a7a7a7a7a7a7a7a7.so"; cp /bin/true "$q" && echo PLANTED"#)
             .setup(|e: &Env| e.dir(&e.w("tb")))

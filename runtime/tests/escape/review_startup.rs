@@ -63,11 +63,8 @@ escapes! {
     xdg_base_with_trailing_slash => xdg_spelled("{W}/cfg/");
     xdg_base_with_double_slash => xdg_spelled("{W}//cfg");
     xdg_base_through_a_symlink_into_the_project => xdg_spelled("{O}/cfglink");
-    // Pre-existing (main behaves the same): a second name for the home made by a bind
-    // mount is not known to the home rules. Like a hard link (README limits), it is the
-    // user's own setup; recognising it would mean comparing every mount point inside a
-    // writable tree with the home's and XDG bases' (device, inode) at launch.
-    #[ignore = "pre-existing: a bind mount of the home inside a writable tree is written through"]
+    // A second name for the home made by a bind mount inside the writable tree
+    // (`fs::mount_aliases`): judged by the home rules as if it were `$HOME`.
     home_bind_mounted_into_the_project => home_bind_mounted();
     // Twenty clients wait in the backlog before the proxy's thread exists (none of them
     // sends anything); a request after them is still judged (403) and srt ends at once.

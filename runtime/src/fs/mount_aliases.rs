@@ -1,0 +1,218 @@
+//! Second names that mounts give protected paths. A bind mount of the home, of
+//! `/tmp` (srt's state directory) or of any `denyWrite` directory inside a writable tree
+//! shows the same files under a name the rules do not know: Landlock's grant on the tree
+//! covers that name, and the supervisor and the home rules judge names. At launch each
+//! mount that shows a protected path, or part of one, under another name inside a
+//! writable tree gets that path's protection there too: denied whole for a denied path,
+//! judged by the home rules for the home.
+//!
+//! Mounts are compared by filesystem (`major:minor`) and by the path inside it that each
+//! one shows (its root, `/proc/self/mountinfo`), so a bind of a bind, or a btrfs
+//! subvolume mounted twice, is recognised by what it shows, not by how it was made.
+
+use std::path::{Path, PathBuf};
+
+use crate::fs::policy::{under, FsPolicy};
+
+/// One line of `/proc/self/mountinfo`: the filesystem, the path inside it the mount
+/// shows, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub dev: String,
+    pub root: PathBuf,
+    pub point: PathBuf,
+}
+
+/// Another name for a protected path, or for part of it: `at` shows what lies at
+/// `stands_for` below the protected path (empty: the path itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alias {
+    pub at: PathBuf,
+    pub stands_for: PathBuf,
+}
+
+/// The mount table, or `None` when it cannot be read (then no second names are known:
+/// the protection is the names' alone, as it was before this check existed; said under
+/// `-d`).
+pub fn read() -> Option<Vec<Mount>> {
+    match std::fs::read_to_string("/proc/self/mountinfo") {
+        Ok(text) => Some(parse(&text)),
+        Err(e) => {
+            tracing::debug!("/proc/self/mountinfo: {e}; second names made by mounts are not looked for");
+            None
+        }
+    }
+}
+
+/// `id parent major:minor root point options ...`, the paths with `\ooo` escapes.
+pub fn parse(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let (_, _, dev, root, point) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+            Some(Mount { dev: dev.to_string(), root: unescape(root), point: unescape(point) })
+        })
+        .collect()
+}
+
+fn unescape(s: &str) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = |j: usize| b.get(j).filter(|c| (b'0'..=b'7').contains(c)).map(|c| c - b'0');
+        match (b[i], octal(i + 1), octal(i + 2), octal(i + 3)) {
+            (b'\\', Some(x), Some(y), Some(z)) => {
+                out.push(x.wrapping_mul(64).wrapping_add(y * 8).wrapping_add(z));
+                i += 4;
+            }
+            (c, ..) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(std::ffi::OsString::from_vec(out))
+}
+
+/// The other names `mounts` give `target` (an absolute, canonical path) or part of it.
+pub fn aliases(mounts: &[Mount], target: &Path) -> Vec<Alias> {
+    // the mount `target` is reached through: the deepest mount point above it, the last
+    // one mounted there
+    let Some(host) = mounts
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| under(target, &m.point))
+        .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
+        .map(|(_, m)| m)
+    else {
+        return Vec::new();
+    };
+    let Ok(rest) = target.strip_prefix(&host.point) else { return Vec::new() };
+    let inner = join(&host.root, rest);
+    let mut out = Vec::new();
+    for m in mounts.iter().filter(|m| m.dev == host.dev) {
+        let alias = if let Ok(below) = inner.strip_prefix(&m.root) {
+            // the mount shows the target itself (or something above it)
+            Alias { at: join(&m.point, below), stands_for: PathBuf::new() }
+        } else if let Ok(part) = m.root.strip_prefix(&inner) {
+            // the mount shows something below the target
+            Alias { at: m.point.clone(), stands_for: part.to_path_buf() }
+        } else {
+            continue;
+        };
+        if alias.at != target && !out.contains(&alias) {
+            out.push(alias);
+        }
+    }
+    out
+}
+
+/// `a` with `b` below it; `a` itself for an empty `b` (`join` would add a `/`, and the
+/// policy compares paths byte for byte).
+fn join(a: &Path, b: &Path) -> PathBuf {
+    if b.as_os_str().is_empty() {
+        a.to_path_buf()
+    } else {
+        a.join(b)
+    }
+}
+
+/// Gives the second names that lie in a writable tree the protection of what they show:
+/// each `denyWrite` path's (srt's own state directories and the settings files among
+/// them) denied whole, the home's judged by the home rules as if they were under `$HOME`.
+/// Only a mount whose mount point lies in a writable tree (or is one) can make one, so a
+/// machine without such mounts pays one read of the mount table.
+pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
+    if !mounts.iter().any(|m| policy.in_write_tree(&m.point)) {
+        return;
+    }
+    let in_tree = |a: &Alias, p: &FsPolicy| p.in_write_tree(&a.at);
+    let mut denied = Vec::new();
+    for d in &policy.deny_write {
+        denied.extend(aliases(mounts, d).into_iter().filter(|a| in_tree(a, policy)).map(|a| (a.at, d.clone())));
+    }
+    policy.deny_write.extend(denied.iter().map(|(at, _)| at.clone()));
+    policy.second_names.extend(denied);
+    let home = policy.home.as_ref().map(|h| h.home.clone());
+    let shown: Vec<Alias> = home.iter().flat_map(|h| aliases(mounts, h)).filter(|a| in_tree(a, policy)).collect();
+    for a in shown {
+        if let Some(h) = &home {
+            policy.second_names.push((a.at.clone(), join(h, &a.stands_for)));
+        }
+        match super::home_rules::listing_bounds(&a.at) {
+            Some(entries) => policy.extra_bounds.extend(entries),
+            None => policy.mediated.push(a.at.clone()),
+        }
+        if let Some(h) = policy.home.as_mut() {
+            h.xdg.push((a.at, a.stands_for));
+        }
+    }
+    policy.second_names.sort();
+    policy.second_names.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(dev: &str, root: &str, point: &str) -> Mount {
+        Mount { dev: dev.into(), root: root.into(), point: point.into() }
+    }
+
+    fn at(list: &[Alias]) -> Vec<(&str, &str)> {
+        list.iter().map(|a| (a.at.to_str().unwrap(), a.stands_for.to_str().unwrap())).collect()
+    }
+
+    #[test]
+    fn mountinfo_lines_are_read_with_their_escapes() {
+        let text = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
+                    40 22 8:1 /home/u /w/my\\040home rw - ext4 /dev/sda1 rw\n\
+                    short line\n";
+        assert_eq!(parse(text), vec![m("8:1", "/", "/"), m("8:1", "/home/u", "/w/my home")]);
+    }
+
+    #[test]
+    fn a_bind_mount_is_a_second_name_for_what_it_shows() {
+        let mounts = [
+            m("8:1", "/", "/"),
+            m("0:30", "/", "/tmp"),
+            // the home bound into the project, /tmp bound into it, part of the home elsewhere
+            m("8:1", "/home/u", "/w/h"),
+            m("0:30", "/", "/w/t"),
+            m("8:1", "/home/u/.ssh", "/w/keys"),
+            m("0:31", "/", "/w/other"),
+        ];
+        assert_eq!(
+            at(&aliases(&mounts, Path::new("/home/u"))),
+            [("/w/h", ""), ("/w/keys", ".ssh")],
+            "the root's own name is the path itself, not a second one"
+        );
+        assert_eq!(at(&aliases(&mounts, Path::new("/tmp/srt-state-1"))), [("/w/t/srt-state-1", "")]);
+        assert_eq!(at(&aliases(&mounts, Path::new("/home/u/.bashrc"))), [("/w/h/.bashrc", "")]);
+        // through a bind of a bind: what it shows decides, not how it was made
+        let nested = [m("8:1", "/", "/"), m("8:1", "/home/u", "/w/h"), m("8:1", "/home/u/.config", "/w/h/c")];
+        assert_eq!(
+            at(&aliases(&nested, Path::new("/w/h/.config/git"))),
+            [("/home/u/.config/git", ""), ("/w/h/c/git", "")]
+        );
+        assert!(aliases(&[m("8:1", "/", "/")], Path::new("/home/u")).is_empty());
+    }
+
+    #[test]
+    fn second_names_in_a_writable_tree_get_the_protection() {
+        let mounts = [m("8:1", "/", "/"), m("8:1", "/srv/locked", "/w/l"), m("8:1", "/srv/locked", "/elsewhere")];
+        let mut pol = FsPolicy {
+            write: vec![PathBuf::from("/w")],
+            deny_write: vec![PathBuf::from("/srv/locked")],
+            ..FsPolicy::default()
+        };
+        protect_second_names(&mut pol, &mounts);
+        assert!(pol.deny_write.contains(&PathBuf::from("/w/l")));
+        assert!(!pol.deny_write.contains(&PathBuf::from("/elsewhere")), "outside the writable trees: nothing to add");
+        assert_eq!(pol.second_names, [(PathBuf::from("/w/l"), PathBuf::from("/srv/locked"))]);
+        assert!(!pol.can_write(Path::new("/w/l/f")));
+        assert!(pol.can_write(Path::new("/w/f")));
+    }
+}
