@@ -125,14 +125,42 @@ fn join(a: &Path, b: &Path) -> PathBuf {
 /// Only a mount whose mount point lies in a writable tree (or is one) can make one, so a
 /// machine without such mounts pays one read of the mount table.
 pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
-    if !mounts.iter().any(|m| policy.in_write_tree(&m.point)) {
+    if !mounts.iter().any(|m| reaches_write_tree(policy, &m.point)) {
         return;
     }
-    let in_tree = |a: &Alias, p: &FsPolicy| p.in_write_tree(&a.at);
+    let in_tree = |a: &Alias, p: &FsPolicy| reaches_write_tree(p, &a.at);
     let mut denied = Vec::new();
     for d in &policy.deny_write {
         denied.extend(aliases(mounts, d).into_iter().filter(|a| in_tree(a, policy)).map(|a| (a.at, d.clone())));
     }
+    // The names judged by rules of their own (a repository's git directory, a writable
+    // tree's project entries, a tree the supervisor judges whole): a second name for the
+    // whole is judged by the same rules; one for a part of it is denied whole, since the
+    // rules would not know which part it is.
+    let judged = [(Judged::Git, &policy.git_dirs), (Judged::Top, &policy.tops), (Judged::Mediated, &policy.mediated)];
+    let mut same_rules = Vec::new();
+    for (kind, list) in judged {
+        for t in list {
+            for a in aliases(mounts, t).into_iter().filter(|a| in_tree(a, policy)) {
+                if a.stands_for.as_os_str().is_empty() {
+                    same_rules.push((kind, a.at, t.clone()));
+                } else {
+                    denied.push((a.at, join(t, &a.stands_for)));
+                }
+            }
+        }
+    }
+    for (kind, at, shown) in same_rules {
+        policy.second_names.push((at.clone(), shown));
+        match kind {
+            Judged::Git => policy.git_dirs.push(at),
+            Judged::Top => policy.tops.push(at),
+            Judged::Mediated => policy.mediated.push(at),
+        }
+    }
+    // deepest first, as `fs_policy` keeps them: a path is judged by its nearest repository
+    policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
+    policy.git_dirs.dedup();
     policy.deny_write.extend(denied.iter().map(|(at, _)| at.clone()));
     policy.second_names.extend(denied);
     let home = policy.home.as_ref().map(|h| h.home.clone());
@@ -151,6 +179,20 @@ pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
     }
     policy.second_names.sort();
     policy.second_names.dedup();
+}
+
+#[derive(Clone, Copy)]
+enum Judged {
+    Git,
+    Top,
+    Mediated,
+}
+
+/// `p` lies in a writable tree, or a writable tree lies below it: a second name there
+/// reaches files a writable tree holds (a working directory inside a bind of a denied
+/// directory is inside that directory, whatever its own name).
+fn reaches_write_tree(policy: &FsPolicy, p: &Path) -> bool {
+    policy.write.iter().any(|w| under(p, w) || under(w, p))
 }
 
 #[cfg(test)]

@@ -99,7 +99,10 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     }
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
     if let Some(mounts) = crate::fs::mount_aliases::read() {
+        let known = policy.git_dirs.clone();
         crate::fs::mount_aliases::protect_second_names(&mut policy, &mounts);
+        let second: Vec<PathBuf> = policy.git_dirs.iter().filter(|g| !known.contains(g)).cloned().collect();
+        policy.extra_bounds.extend(git_bounds(&second));
     }
     policy.write.push(cx.tmpdir.to_path_buf());
     // Missing devices cost nothing: the ruleset builder skips paths that do not open.

@@ -80,4 +80,141 @@ escapes! {
                     other => Err(format!("the unprotected mount was not written: {other:?}")),
                 }
             });
+
+    // ---- attack8: second names the first version missed ----
+    // The repository's own `.git` bound elsewhere in the tree: `config` is guarded by the
+    // git rules (not a `denyWrite` path), and must be through the second name too.
+    git_dir_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo '[core] fsmonitor = evil' >> g/config"#)
+            .setup(|e: &Env| {
+                e.dir(&e.w(".git/hooks"));
+                e.file(&e.w(".git/config"), "[core]\n");
+                e.file(&e.w(".git/HEAD"), "ref: refs/heads/main\n");
+                e.dir(&e.w("g"));
+                bind(&e.w(".git"), &e.w("g"));
+            })
+            .fails()
+            .check(|e, _| {
+                unmount(e, "g");
+                match std::fs::read_to_string(e.w(".git/config")) {
+                    Ok(s) if s == "[core]\n" => Ok(()),
+                    other => Err(format!(".git/config written through W/g: {other:?}")),
+                }
+            });
+    // A project entry (`.claude`) bound elsewhere in the tree: its settings file is judged
+    // by the project rules by name.
+    project_entry_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo '{"hooks":"evil"}' > c/settings.json"#)
+            .setup(|e: &Env| {
+                e.dir(&e.w(".claude"));
+                e.dir(&e.w("c"));
+                bind(&e.w(".claude"), &e.w("c"));
+            })
+            .fails()
+            .check(|e, _| {
+                unmount(e, "c");
+                if e.w(".claude/settings.json").exists() {
+                    Err("W/.claude/settings.json made through W/c".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // The tree bound inside itself: `m/.claude` is the tree's own `.claude`, which a
+    // command may not make, though no `.claude` exists yet to be denied by name.
+    project_tree_bind_mounted_inside_itself =>
+        Scenario::new(r#"mkdir m/.claude; echo '{"hooks":"evil"}' > m/.claude/settings.json"#)
+            .setup(|e: &Env| {
+                e.dir(&e.w("m"));
+                bind(&e.w(""), &e.w("m"));
+            })
+            .check(|e, _| {
+                unmount(e, "m");
+                if e.w(".claude").exists() {
+                    Err("W/.claude made through W/m".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // A single file of the home (`~/.bashrc`) bound onto a file in the tree.
+    home_file_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo evil >> rc"#)
+            .setup(|e: &Env| {
+                e.file(&e.o("h/.bashrc"), "orig\n");
+                e.file(&e.w("rc"), "");
+                bind(&e.o("h/.bashrc"), &e.w("rc"));
+            })
+            .env("HOME", "{O}/h")
+            .fails()
+            .check(|e, _| {
+                unmount(e, "rc");
+                match std::fs::read_to_string(e.o("h/.bashrc")) {
+                    Ok(s) if s == "orig\n" => Ok(()),
+                    other => Err(format!("~/.bashrc written through W/rc: {other:?}")),
+                }
+            });
+    // A parent of the home bound into the tree: the home lies below the mount point.
+    home_parent_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo evil >> x/h/.bashrc; mkdir -p x/h/.ssh; echo k >> x/h/.ssh/authorized_keys"#)
+            .setup(|e: &Env| {
+                e.file(&e.o("h/.bashrc"), "orig\n");
+                e.dir(&e.w("x"));
+                bind(&e.o(""), &e.w("x"));
+            })
+            .env("HOME", "{O}/h")
+            .check(|e, _| {
+                unmount(e, "x");
+                match (std::fs::read_to_string(e.o("h/.bashrc")).ok(), e.o("h/.ssh/authorized_keys").exists()) {
+                    (Some(s), false) if s == "orig\n" => Ok(()),
+                    other => Err(format!("the home written through W/x: {other:?}")),
+                }
+            });
+    // A mount point whose name needs mountinfo's escapes (space, backslash, newline).
+    home_part_bind_mounted_at_an_escaped_name =>
+        Scenario::new(r#"for d in a*; do echo k >> "$d/authorized_keys"; done"#)
+            .setup(|e: &Env| {
+                e.dir(&e.o("h/.ssh"));
+                e.dir(&e.w("a b\\c\nd"));
+                bind(&e.o("h/.ssh"), &e.w("a b\\c\nd"));
+            })
+            .env("HOME", "{O}/h")
+            .check(|e, _| {
+                unmount(e, "a b\\c\nd");
+                if e.o("h/.ssh/authorized_keys").exists() {
+                    Err("authorized_keys made through an escaped mount point".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // A writable tree that lies below a second name of a denied directory: the denial of
+    // the whole directory covers it, whatever the tree's own name.
+    write_tree_inside_a_second_name_of_a_denied_directory =>
+        Scenario::new(r#"echo new > "$V/made""#)
+            .with("filesystem.denyWrite", json!(["{O}/locked"]))
+            .with("filesystem.allowWrite", json!([".", "{O}/view/sub"]))
+            .setup(|e: &Env| {
+                e.dir(&e.o("locked/sub"));
+                e.dir(&e.o("view"));
+                bind(&e.o("locked"), &e.o("view"));
+            })
+            .env("V", "{O}/view/sub")
+            .fails()
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("view")).status();
+                if e.o("locked/sub/made").exists() {
+                    Err("the denied directory was written through O/view/sub".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // The command cannot make a second name itself: a mount namespace of its own (user
+    // namespace) is refused, or its bind cannot be written through.
+    command_cannot_bind_mount_the_git_dir =>
+        Scenario::new(r#"mkdir -p g; unshare -Urm sh -c 'mount --bind .git g && echo "[core] fsmonitor = evil" >> g/config'"#)
+            .setup(|e: &Env| {
+                e.dir(&e.w(".git/hooks"));
+                e.file(&e.w(".git/config"), "[core]\n");
+                e.file(&e.w(".git/HEAD"), "ref: refs/heads/main\n");
+            })
+            .fails()
+            .holds("w/.git/config", "[core]\n");
 }
