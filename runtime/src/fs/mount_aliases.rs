@@ -257,4 +257,26 @@ mod tests {
         assert!(!pol.can_write(Path::new("/w/l/f")));
         assert!(pol.can_write(Path::new("/w/f")));
     }
+
+    #[test]
+    fn second_names_of_judged_trees_and_trees_below_a_second_name() {
+        let mounts = [
+            m("8:1", "/", "/"),
+            m("8:1", "/w/.git", "/w/g"),
+            m("8:1", "/w/.git/config", "/w/cfg"),
+            m("8:1", "/srv/locked", "/v"),
+        ];
+        let mut pol = FsPolicy {
+            write: vec![PathBuf::from("/w"), PathBuf::from("/v/sub")],
+            deny_write: vec![PathBuf::from("/srv/locked")],
+            git_dirs: vec![PathBuf::from("/w/.git")],
+            ..FsPolicy::default()
+        };
+        protect_second_names(&mut pol, &mounts);
+        assert!(pol.git_dirs.contains(&PathBuf::from("/w/g")), "the whole git directory: its rules");
+        assert!(!pol.can_write(Path::new("/w/g/config")));
+        assert!(!pol.can_write(Path::new("/w/cfg")), "a part of it: denied whole");
+        assert!(!pol.can_write(Path::new("/v/sub/f")), "a tree below a second name of a denied directory");
+        assert!(pol.can_write(Path::new("/w/f")));
+    }
 }

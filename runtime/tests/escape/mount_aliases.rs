@@ -101,6 +101,25 @@ escapes! {
                     other => Err(format!(".git/config written through W/g: {other:?}")),
                 }
             });
+    // A part of a git directory (its `config` file) bound onto a file in the tree: the
+    // rules would not know which part it is, so it is denied whole.
+    git_config_file_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo '[alias] x = !evil' >> cfg"#)
+            .setup(|e: &Env| {
+                e.dir(&e.w(".git/hooks"));
+                e.file(&e.w(".git/config"), "[core]\n");
+                e.file(&e.w(".git/HEAD"), "ref: refs/heads/main\n");
+                e.file(&e.w("cfg"), "");
+                bind(&e.w(".git/config"), &e.w("cfg"));
+            })
+            .fails()
+            .check(|e, _| {
+                unmount(e, "cfg");
+                match std::fs::read_to_string(e.w(".git/config")) {
+                    Ok(s) if s == "[core]\n" => Ok(()),
+                    other => Err(format!(".git/config written through W/cfg: {other:?}")),
+                }
+            });
     // A project entry (`.claude`) bound elsewhere in the tree: its settings file is judged
     // by the project rules by name.
     project_entry_bind_mounted_into_the_tree =>
