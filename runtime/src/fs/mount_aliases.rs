@@ -173,7 +173,19 @@ pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
             Some(entries) => policy.extra_bounds.extend(entries),
             None => policy.mediated.push(a.at.clone()),
         }
+        // a writable tree reached through the second name is an `allowWrite` entry below
+        // the home, as it would be under its first name (a project in `~/.config/foo`);
+        // one the home rules refuse by name (`~/.ssh`) stays protected
+        let allowed: Vec<String> = policy
+            .write
+            .iter()
+            .filter_map(|w| w.strip_prefix(&a.at).ok())
+            .map(|rel| join(&a.stands_for, rel))
+            .filter_map(|rel| rel.to_str().map(str::to_string))
+            .filter(|rel| !rel.is_empty() && crate::fs::protected_names::check_user_allow(rel).is_ok())
+            .collect();
         if let Some(h) = policy.home.as_mut() {
+            h.allow.extend(allowed);
             h.xdg.push((a.at, a.stands_for));
         }
     }

@@ -154,6 +154,45 @@ escapes! {
                     Ok(())
                 }
             });
+    // The working directory reached through a bind of the home: below the second name,
+    // not in it. `~/.ssh` as the project is refused by name; through `O/hv` too.
+    working_directory_inside_a_bind_of_the_home =>
+        Scenario::new(r#"echo "ssh-ed25519 AAAA attacker" >> authorized_keys"#)
+            .setup(|e: &Env| {
+                e.dir(&e.o("h/.ssh"));
+                e.dir(&e.o("hv"));
+                bind(&e.o("h"), &e.o("hv"));
+            })
+            .env("HOME", "{O}/h")
+            .wrap(r#"cd "$O/hv/.ssh" && "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
+            .fails()
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("hv")).status();
+                if e.o("h/.ssh/authorized_keys").exists() {
+                    Err("authorized_keys made from a working directory inside a bind of the home".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // ...while a project the home rules allow by name (`~/.config/foo` as the working
+    // directory) stays writable through the same bind.
+    project_inside_a_bind_of_the_home_stays_writable =>
+        Scenario::new(r#"echo data > f && cat f"#)
+            .setup(|e: &Env| {
+                e.dir(&e.o("h/.config/foo"));
+                e.dir(&e.o("hv"));
+                bind(&e.o("h"), &e.o("hv"));
+            })
+            .env("HOME", "{O}/h")
+            .wrap(r#"cd "$O/hv/.config/foo" && "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
+            .prints("data")
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("hv")).status();
+                match std::fs::read_to_string(e.o("h/.config/foo/f")) {
+                    Ok(s) if s == "data\n" => Ok(()),
+                    other => Err(format!("the project was not written: {other:?}")),
+                }
+            });
     // A single file of the home (`~/.bashrc`) bound onto a file in the tree.
     home_file_bind_mounted_into_the_tree =>
         Scenario::new(r#"echo evil >> rc"#)
