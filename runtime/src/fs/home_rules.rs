@@ -159,6 +159,16 @@ const XDG_BASES: &[(&str, &str)] = &[
 ];
 
 /// An absolute path from the variable `var` (the XDG specification ignores relative ones).
+/// The XDG bases the environment moves away from their place in `home`, canonical, each
+/// with the home-relative place it stands for.
+pub(super) fn xdg_bases(home: &Path) -> Vec<(PathBuf, PathBuf)> {
+    XDG_BASES
+        .iter()
+        .filter_map(|(var, stands_for)| Some((canonical(&var_abs(var)?), PathBuf::from(stands_for))))
+        .filter(|(base, stands_for)| *base != home.join(stands_for))
+        .collect()
+}
+
 fn var_abs(var: &str) -> Option<PathBuf> {
     std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute())
 }

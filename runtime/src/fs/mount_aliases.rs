@@ -163,12 +163,23 @@ pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
     policy.git_dirs.dedup();
     policy.deny_write.extend(denied.iter().map(|(at, _)| at.clone()));
     policy.second_names.extend(denied);
+    // the home, and each XDG base the environment moves elsewhere: the home rules judge
+    // what lies below a base as the place it stands for, and a second name of it must be
+    // judged so too, even where the base itself lies outside every writable tree
     let home = policy.home.as_ref().map(|h| h.home.clone());
-    let shown: Vec<Alias> = home.iter().flat_map(|h| aliases(mounts, h)).filter(|a| in_tree(a, policy)).collect();
-    for a in shown {
-        if let Some(h) = &home {
-            policy.second_names.push((a.at.clone(), join(h, &a.stands_for)));
+    let places: Vec<(PathBuf, PathBuf)> = home
+        .iter()
+        .flat_map(|h| std::iter::once((h.clone(), PathBuf::new())).chain(super::home_rules::xdg_bases(h)))
+        .collect();
+    let mut shown = Vec::new();
+    for (base, stands) in &places {
+        let found: Vec<Alias> = aliases(mounts, base).into_iter().filter(|a| in_tree(a, policy)).collect();
+        for a in found {
+            policy.second_names.push((a.at.clone(), join(base, &a.stands_for)));
+            shown.push(Alias { stands_for: join(stands, &a.stands_for), at: a.at });
         }
+    }
+    for a in shown {
         match super::home_rules::listing_bounds(&a.at) {
             Some(entries) => policy.extra_bounds.extend(entries),
             None => policy.mediated.push(a.at.clone()),
