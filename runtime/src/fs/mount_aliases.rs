@@ -124,13 +124,15 @@ fn join(a: &Path, b: &Path) -> PathBuf {
 /// them) denied whole, the home's judged by the home rules as if they were under `$HOME`.
 /// Only a mount whose mount point lies in a writable tree (or is one) can make one, so a
 /// machine without such mounts pays one read of the mount table.
-pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
+/// `elsewhere`: paths protected like `denyWrite` ones where they may be written (what the
+/// environment names, `PATH` directories) that lie outside every writable tree.
+pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount], elsewhere: &[PathBuf]) {
     if !mounts.iter().any(|m| reaches_write_tree(policy, &m.point)) {
         return;
     }
     let in_tree = |a: &Alias, p: &FsPolicy| reaches_write_tree(p, &a.at);
     let mut denied = Vec::new();
-    for d in &policy.deny_write {
+    for d in policy.deny_write.iter().chain(elsewhere) {
         denied.extend(aliases(mounts, d).into_iter().filter(|a| in_tree(a, policy)).map(|a| (a.at, d.clone())));
     }
     // The names judged by rules of their own (a repository's git directory, a writable
@@ -273,7 +275,7 @@ mod tests {
             deny_write: vec![PathBuf::from("/srv/locked")],
             ..FsPolicy::default()
         };
-        protect_second_names(&mut pol, &mounts);
+        protect_second_names(&mut pol, &mounts, &[]);
         assert!(pol.deny_write.contains(&PathBuf::from("/w/l")));
         assert!(!pol.deny_write.contains(&PathBuf::from("/elsewhere")), "outside the writable trees: nothing to add");
         assert_eq!(pol.second_names, [(PathBuf::from("/w/l"), PathBuf::from("/srv/locked"))]);
@@ -295,7 +297,7 @@ mod tests {
             git_dirs: vec![PathBuf::from("/w/.git")],
             ..FsPolicy::default()
         };
-        protect_second_names(&mut pol, &mounts);
+        protect_second_names(&mut pol, &mounts, &[]);
         assert!(pol.git_dirs.contains(&PathBuf::from("/w/g")), "the whole git directory: its rules");
         assert!(!pol.can_write(Path::new("/w/g/config")));
         assert!(!pol.can_write(Path::new("/w/cfg")), "a part of it: denied whole");

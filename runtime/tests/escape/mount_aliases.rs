@@ -322,7 +322,6 @@ escapes! {
             });
     // A `PATH` directory outside the writable trees bound into the tree: protected whole
     // where it may be written, so through its second name too.
-    #[ignore = "attack9: PATH entries outside the writable trees are not denyWrite entries, so their second names are not found"]
     path_directory_bind_mounted_into_the_tree =>
         Scenario::new(r#"printf '#!/bin/sh\necho evil\n' > b/git"#)
             .setup(|e: &Env| {
