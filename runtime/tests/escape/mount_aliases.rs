@@ -373,4 +373,44 @@ escapes! {
                     Ok(())
                 }
             });
+    // The git directory a `.git` file names (a worktree's or submodule's, kept outside
+    // the tree) bound into the tree: recognised by its shape, so its config and hooks
+    // keep the git rules.
+    gitdir_of_a_git_file_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo '[core] fsmonitor = evil' >> g/config; echo 'echo evil' > g/hooks/pre-commit"#)
+            .setup(|e: &Env| {
+                for d in ["repo.git/hooks", "repo.git/objects", "repo.git/refs/heads"] {
+                    e.dir(&e.o(d));
+                }
+                e.file(&e.o("repo.git/config"), "[core]\n");
+                e.file(&e.o("repo.git/HEAD"), "ref: refs/heads/main\n");
+                e.file(&e.w(".git"), &format!("gitdir: {}\n", e.o("repo.git").display()));
+                e.dir(&e.w("g"));
+                bind(&e.o("repo.git"), &e.w("g"));
+            })
+            .check(|e, _| {
+                unmount(e, "g");
+                match (std::fs::read_to_string(e.o("repo.git/config")).ok(), e.o("repo.git/hooks/pre-commit").exists()) {
+                    (Some(c), false) if c == "[core]\n" => Ok(()),
+                    other => Err(format!("the git directory written through W/g: {other:?}")),
+                }
+            });
+    // A single unprotected file bound onto a file in the tree (an `/etc/hosts`-style
+    // volume) stays writable.
+    unprotected_file_bind_stays_writable =>
+        Scenario::new(r#"echo data >> hosts && cat hosts"#)
+            .setup(|e: &Env| {
+                e.file(&e.o("hosts"), "");
+                e.own(&e.o("hosts"));
+                e.file(&e.w("hosts"), "");
+                bind(&e.o("hosts"), &e.w("hosts"));
+            })
+            .prints("data")
+            .check(|e, _| {
+                unmount(e, "hosts");
+                match std::fs::read_to_string(e.o("hosts")) {
+                    Ok(s) if s == "data\n" => Ok(()),
+                    other => Err(format!("the unprotected file was not written: {other:?}")),
+                }
+            });
 }
