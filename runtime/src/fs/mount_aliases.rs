@@ -78,21 +78,9 @@ fn unescape(s: &str) -> PathBuf {
 
 /// The other names `mounts` give `target` (an absolute, canonical path) or part of it.
 pub fn aliases(mounts: &[Mount], target: &Path) -> Vec<Alias> {
-    // the mount `target` is reached through: the deepest mount point above it, the last
-    // one mounted there
-    let Some(host) = mounts
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| under(target, &m.point))
-        .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
-        .map(|(_, m)| m)
-    else {
-        return Vec::new();
-    };
-    let Ok(rest) = target.strip_prefix(&host.point) else { return Vec::new() };
-    let inner = join(&host.root, rest);
+    let Some((dev, inner)) = shows(mounts, target) else { return Vec::new() };
     let mut out = Vec::new();
-    for m in mounts.iter().filter(|m| m.dev == host.dev) {
+    for m in mounts.iter().filter(|m| m.dev == dev) {
         let alias = if let Ok(below) = inner.strip_prefix(&m.root) {
             // the mount shows the target itself (or something above it)
             Alias { at: join(&m.point, below), stands_for: PathBuf::new() }
@@ -107,6 +95,19 @@ pub fn aliases(mounts: &[Mount], target: &Path) -> Vec<Alias> {
         }
     }
     out
+}
+
+/// What `p` is: its filesystem and the path inside it, through the mount `p` is reached
+/// through (the deepest mount point above it, the last one mounted there).
+fn shows<'a>(mounts: &'a [Mount], p: &Path) -> Option<(&'a str, PathBuf)> {
+    let host = mounts
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| under(p, &m.point))
+        .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
+        .map(|(_, m)| m)?;
+    let rest = p.strip_prefix(&host.point).ok()?;
+    Some((host.dev.as_str(), join(&host.root, rest)))
 }
 
 /// `a` with `b` below it; `a` itself for an empty `b` (`join` would add a `/`, and the
@@ -177,23 +178,27 @@ pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount], else
     for (base, stands) in &places {
         let found: Vec<Alias> = aliases(mounts, base).into_iter().filter(|a| in_tree(a, policy)).collect();
         for a in found {
-            policy.second_names.push((a.at.clone(), join(base, &a.stands_for)));
-            shown.push(Alias { stands_for: join(stands, &a.stands_for), at: a.at });
+            let first = join(base, &a.stands_for);
+            policy.second_names.push((a.at.clone(), first.clone()));
+            shown.push((first, Alias { stands_for: join(stands, &a.stands_for), at: a.at }));
         }
     }
-    for a in shown {
+    for (first, a) in shown {
         match super::home_rules::listing_bounds(&a.at) {
             Some(entries) => policy.extra_bounds.extend(entries),
             None => policy.mediated.push(a.at.clone()),
         }
         // a writable tree reached through the second name is an `allowWrite` entry below
         // the home, as it would be under its first name (a project in `~/.config/foo`);
-        // one the home rules refuse by name (`~/.ssh`) stays protected
+        // one the home rules refuse by name (`~/.ssh`) stays protected. Only where the
+        // tree shows the home's files: another filesystem mounted over the second name
+        // shows something else, and opens nothing in the home.
         let allowed: Vec<String> = policy
             .write
             .iter()
-            .filter_map(|w| w.strip_prefix(&a.at).ok())
-            .map(|rel| join(&a.stands_for, rel))
+            .filter_map(|w| Some((w, w.strip_prefix(&a.at).ok()?)))
+            .filter(|(w, rel)| shows(mounts, w).is_some_and(|s| Some(s) == shows(mounts, &join(&first, rel))))
+            .map(|(_, rel)| join(&a.stands_for, rel))
             .filter_map(|rel| rel.to_str().map(str::to_string))
             .filter(|rel| !rel.is_empty() && crate::fs::protected_names::check_user_allow(rel).is_ok())
             .collect();

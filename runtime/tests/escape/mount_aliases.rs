@@ -413,4 +413,35 @@ escapes! {
                     other => Err(format!("the unprotected file was not written: {other:?}")),
                 }
             });
+    // The working directory is another filesystem mounted over a second name of the
+    // home (`O/hv/.foo`, a tmpfs, not the home's `.foo`): it opens nothing in the home,
+    // whose dot-entries stay protected although the home is writable.
+    mount_over_a_second_name_of_the_home_opens_nothing =>
+        Scenario::new(r#"echo planted > "$O/h/.foo/planted""#)
+            .with("filesystem.allowWrite", json!([".", "{O}/h"]))
+            .setup(|e: &Env| {
+                e.dir(&e.o("h/.foo"));
+                e.own(&e.o("h"));
+                e.own(&e.o("h/.foo"));
+                e.dir(&e.o("hv"));
+                bind(&e.o("h"), &e.o("hv"));
+                let ok = std::process::Command::new("mount")
+                    .args(["-t", "tmpfs", "-o", "size=64k", "scratch"])
+                    .arg(e.o("hv/.foo"))
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "mount -t tmpfs");
+            })
+            .env("HOME", "{O}/h")
+            .wrap(r#"cd "$O/hv/.foo" && "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
+            .fails()
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("hv/.foo")).status();
+                let _ = std::process::Command::new("umount").arg(e.o("hv")).status();
+                if e.o("h/.foo/planted").exists() {
+                    Err("~/.foo opened by a working directory mounted over its second name".into())
+                } else {
+                    Ok(())
+                }
+            });
 }
