@@ -16,12 +16,15 @@ use crate::fs::resolve::canonical;
 /// the home allow-list or an `allowWrite` entry below `$HOME` opens them. The decision is
 /// [`FsPolicy::guard`]'s; here the Landlock plan gets the paths where rights change.
 /// `allow_write`: the settings' `allowWrite`, expanded; `cwd`: the working directory.
+/// Returns what the environment names that lies outside every writable tree: nothing
+/// needs denying there, but a mount may show it again inside one
+/// ([`crate::fs::mount_aliases`]).
 pub(super) fn home_rules(
     policy: &mut FsPolicy,
     home: &Path,
     allow_write: &[PathBuf],
     cwd: &Path,
-) -> Result<(), LaunchError> {
+) -> Result<Vec<PathBuf>, LaunchError> {
     use crate::fs::protected_names::{
         check_user_allow, env_entries, xdg_location, ENV_LISTS, ENV_NAMED, HOME, HOME_ALLOW,
     };
@@ -78,6 +81,7 @@ pub(super) fn home_rules(
     // .venv/bin or src on PYTHONPATH: its build writes them, as it writes the rest of the
     // project)
     let cwd = canonical(cwd);
+    let mut elsewhere = Vec::new();
     for (name, _) in ENV_NAMED.iter().filter(|(n, _)| !n.starts_with("XDG_")) {
         let Some(v) = std::env::var_os(name) else { continue };
         let list = ENV_LISTS.iter().any(|(n, _)| n == name);
@@ -96,8 +100,13 @@ pub(super) fn home_rules(
             for p in std::iter::once(p).chain(prefix) {
                 let project_own = list && crate::fs::policy::under(&p, &cwd);
                 let root = policy.write.iter().any(|w| crate::fs::policy::under(w, &p));
-                if policy.in_write_tree(&p) && !project_own && !root {
+                if project_own || root {
+                    continue;
+                }
+                if policy.in_write_tree(&p) {
                     policy.deny_write.push(p);
+                } else {
+                    elsewhere.push(p);
                 }
             }
         }
@@ -118,7 +127,7 @@ pub(super) fn home_rules(
         xdg.push((base, PathBuf::from(stands_for)));
     }
     policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
-    Ok(())
+    Ok(elsewhere)
 }
 
 /// `p` with its components collected, or `None` when that changes it (a repeated or
@@ -159,6 +168,16 @@ const XDG_BASES: &[(&str, &str)] = &[
 ];
 
 /// An absolute path from the variable `var` (the XDG specification ignores relative ones).
+/// The XDG bases the environment moves away from their place in `home`, canonical, each
+/// with the home-relative place it stands for.
+pub(super) fn xdg_bases(home: &Path) -> Vec<(PathBuf, PathBuf)> {
+    XDG_BASES
+        .iter()
+        .filter_map(|(var, stands_for)| Some((canonical(&var_abs(var)?), PathBuf::from(stands_for))))
+        .filter(|(base, stands_for)| *base != home.join(stands_for))
+        .collect()
+}
+
 fn var_abs(var: &str) -> Option<PathBuf> {
     std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute())
 }

@@ -78,21 +78,9 @@ fn unescape(s: &str) -> PathBuf {
 
 /// The other names `mounts` give `target` (an absolute, canonical path) or part of it.
 pub fn aliases(mounts: &[Mount], target: &Path) -> Vec<Alias> {
-    // the mount `target` is reached through: the deepest mount point above it, the last
-    // one mounted there
-    let Some(host) = mounts
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| under(target, &m.point))
-        .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
-        .map(|(_, m)| m)
-    else {
-        return Vec::new();
-    };
-    let Ok(rest) = target.strip_prefix(&host.point) else { return Vec::new() };
-    let inner = join(&host.root, rest);
+    let Some((dev, inner)) = shows(mounts, target) else { return Vec::new() };
     let mut out = Vec::new();
-    for m in mounts.iter().filter(|m| m.dev == host.dev) {
+    for m in mounts.iter().filter(|m| m.dev == dev) {
         let alias = if let Ok(below) = inner.strip_prefix(&m.root) {
             // the mount shows the target itself (or something above it)
             Alias { at: join(&m.point, below), stands_for: PathBuf::new() }
@@ -107,6 +95,19 @@ pub fn aliases(mounts: &[Mount], target: &Path) -> Vec<Alias> {
         }
     }
     out
+}
+
+/// What `p` is: its filesystem and the path inside it, through the mount `p` is reached
+/// through (the deepest mount point above it, the last one mounted there).
+fn shows<'a>(mounts: &'a [Mount], p: &Path) -> Option<(&'a str, PathBuf)> {
+    let host = mounts
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| under(p, &m.point))
+        .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
+        .map(|(_, m)| m)?;
+    let rest = p.strip_prefix(&host.point).ok()?;
+    Some((host.dev.as_str(), join(&host.root, rest)))
 }
 
 /// `a` with `b` below it; `a` itself for an empty `b` (`join` would add a `/`, and the
@@ -124,13 +125,15 @@ fn join(a: &Path, b: &Path) -> PathBuf {
 /// them) denied whole, the home's judged by the home rules as if they were under `$HOME`.
 /// Only a mount whose mount point lies in a writable tree (or is one) can make one, so a
 /// machine without such mounts pays one read of the mount table.
-pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
+/// `elsewhere`: paths protected like `denyWrite` ones where they may be written (what the
+/// environment names, `PATH` directories) that lie outside every writable tree.
+pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount], elsewhere: &[PathBuf]) {
     if !mounts.iter().any(|m| reaches_write_tree(policy, &m.point)) {
         return;
     }
     let in_tree = |a: &Alias, p: &FsPolicy| reaches_write_tree(p, &a.at);
     let mut denied = Vec::new();
-    for d in &policy.deny_write {
+    for d in policy.deny_write.iter().chain(elsewhere) {
         denied.extend(aliases(mounts, d).into_iter().filter(|a| in_tree(a, policy)).map(|a| (a.at, d.clone())));
     }
     // The names judged by rules of their own (a repository's git directory, a writable
@@ -163,24 +166,39 @@ pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount]) {
     policy.git_dirs.dedup();
     policy.deny_write.extend(denied.iter().map(|(at, _)| at.clone()));
     policy.second_names.extend(denied);
+    // the home, and each XDG base the environment moves elsewhere: the home rules judge
+    // what lies below a base as the place it stands for, and a second name of it must be
+    // judged so too, even where the base itself lies outside every writable tree
     let home = policy.home.as_ref().map(|h| h.home.clone());
-    let shown: Vec<Alias> = home.iter().flat_map(|h| aliases(mounts, h)).filter(|a| in_tree(a, policy)).collect();
-    for a in shown {
-        if let Some(h) = &home {
-            policy.second_names.push((a.at.clone(), join(h, &a.stands_for)));
+    let places: Vec<(PathBuf, PathBuf)> = home
+        .iter()
+        .flat_map(|h| std::iter::once((h.clone(), PathBuf::new())).chain(super::home_rules::xdg_bases(h)))
+        .collect();
+    let mut shown = Vec::new();
+    for (base, stands) in &places {
+        let found: Vec<Alias> = aliases(mounts, base).into_iter().filter(|a| in_tree(a, policy)).collect();
+        for a in found {
+            let first = join(base, &a.stands_for);
+            policy.second_names.push((a.at.clone(), first.clone()));
+            shown.push((first, Alias { stands_for: join(stands, &a.stands_for), at: a.at }));
         }
+    }
+    for (first, a) in shown {
         match super::home_rules::listing_bounds(&a.at) {
             Some(entries) => policy.extra_bounds.extend(entries),
             None => policy.mediated.push(a.at.clone()),
         }
         // a writable tree reached through the second name is an `allowWrite` entry below
         // the home, as it would be under its first name (a project in `~/.config/foo`);
-        // one the home rules refuse by name (`~/.ssh`) stays protected
+        // one the home rules refuse by name (`~/.ssh`) stays protected. Only where the
+        // tree shows the home's files: another filesystem mounted over the second name
+        // shows something else, and opens nothing in the home.
         let allowed: Vec<String> = policy
             .write
             .iter()
-            .filter_map(|w| w.strip_prefix(&a.at).ok())
-            .map(|rel| join(&a.stands_for, rel))
+            .filter_map(|w| Some((w, w.strip_prefix(&a.at).ok()?)))
+            .filter(|(w, rel)| shows(mounts, w).is_some_and(|s| Some(s) == shows(mounts, &join(&first, rel))))
+            .map(|(_, rel)| join(&a.stands_for, rel))
             .filter_map(|rel| rel.to_str().map(str::to_string))
             .filter(|rel| !rel.is_empty() && crate::fs::protected_names::check_user_allow(rel).is_ok())
             .collect();
@@ -262,7 +280,7 @@ mod tests {
             deny_write: vec![PathBuf::from("/srv/locked")],
             ..FsPolicy::default()
         };
-        protect_second_names(&mut pol, &mounts);
+        protect_second_names(&mut pol, &mounts, &[]);
         assert!(pol.deny_write.contains(&PathBuf::from("/w/l")));
         assert!(!pol.deny_write.contains(&PathBuf::from("/elsewhere")), "outside the writable trees: nothing to add");
         assert_eq!(pol.second_names, [(PathBuf::from("/w/l"), PathBuf::from("/srv/locked"))]);
@@ -284,7 +302,7 @@ mod tests {
             git_dirs: vec![PathBuf::from("/w/.git")],
             ..FsPolicy::default()
         };
-        protect_second_names(&mut pol, &mounts);
+        protect_second_names(&mut pol, &mounts, &[]);
         assert!(pol.git_dirs.contains(&PathBuf::from("/w/g")), "the whole git directory: its rules");
         assert!(!pol.can_write(Path::new("/w/g/config")));
         assert!(!pol.can_write(Path::new("/w/cfg")), "a part of it: denied whole");

@@ -93,14 +93,15 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
     policy.extra_bounds = git_bounds(&policy.git_dirs);
+    let mut env_named_elsewhere = Vec::new();
     if let Some(home) = cx.home.filter(|h| h.is_absolute()).map(canonical) {
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
-        crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
+        env_named_elsewhere = crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
     }
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
     if let Some(mounts) = crate::fs::mount_aliases::read() {
         let known = policy.git_dirs.clone();
-        crate::fs::mount_aliases::protect_second_names(&mut policy, &mounts);
+        crate::fs::mount_aliases::protect_second_names(&mut policy, &mounts, &env_named_elsewhere);
         let second: Vec<PathBuf> = policy.git_dirs.iter().filter(|g| !known.contains(g)).cloned().collect();
         policy.extra_bounds.extend(git_bounds(&second));
     }

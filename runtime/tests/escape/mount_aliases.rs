@@ -275,4 +275,173 @@ escapes! {
             })
             .fails()
             .holds("w/.git/config", "[core]\n");
+
+    // ---- attack9: second names of what the home rules protect outside the home ----
+    // `XDG_CONFIG_HOME` moved out of the home and out of every writable tree, bound into
+    // the tree: git reads `$XDG_CONFIG_HOME/git/config`, so through the bind it is
+    // `~/.config/git/config` and judged as such.
+    xdg_config_base_bind_mounted_into_the_tree =>
+        Scenario::new(r#"mkdir -p c/git; echo '[core] fsmonitor = evil' >> c/git/config; echo 'x' >> c/fish/config.fish"#)
+            .setup(|e: &Env| {
+                e.file(&e.o("cfg/git/config"), "[user]\n");
+                e.file(&e.o("cfg/fish/config.fish"), "");
+                e.dir(&e.o("h"));
+                e.dir(&e.w("c"));
+                bind(&e.o("cfg"), &e.w("c"));
+            })
+            .env("HOME", "{O}/h")
+            .env("XDG_CONFIG_HOME", "{O}/cfg")
+            .check(|e, _| {
+                unmount(e, "c");
+                match (std::fs::read_to_string(e.o("cfg/git/config")).ok(), std::fs::read_to_string(e.o("cfg/fish/config.fish")).ok()) {
+                    (Some(g), Some(f)) if g == "[user]\n" && f.is_empty() => Ok(()),
+                    other => Err(format!("the XDG config base written through W/c: {other:?}")),
+                }
+            });
+    // ...while a project inside the same bind (`$XDG_CONFIG_HOME/foo`, like `~/.config/foo`)
+    // stays writable.
+    project_inside_a_bind_of_the_xdg_base_stays_writable =>
+        Scenario::new(r#"echo data > f && cat f"#)
+            .setup(|e: &Env| {
+                e.dir(&e.o("cfg/foo"));
+                e.own(&e.o("cfg/foo"));
+                e.dir(&e.o("h"));
+                e.dir(&e.o("cv"));
+                bind(&e.o("cfg"), &e.o("cv"));
+            })
+            .env("HOME", "{O}/h")
+            .env("XDG_CONFIG_HOME", "{O}/cfg")
+            .wrap(r#"cd "$O/cv/foo" && "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
+            .prints("data")
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("cv")).status();
+                match std::fs::read_to_string(e.o("cfg/foo/f")) {
+                    Ok(s) if s == "data\n" => Ok(()),
+                    other => Err(format!("the project was not written: {other:?}")),
+                }
+            });
+    // A `PATH` directory outside the writable trees bound into the tree: protected whole
+    // where it may be written, so through its second name too.
+    path_directory_bind_mounted_into_the_tree =>
+        Scenario::new(r#"printf '#!/bin/sh\necho evil\n' > b/git"#)
+            .setup(|e: &Env| {
+                e.dir(&e.o("bin"));
+                e.own(&e.o("bin"));
+                e.dir(&e.w("b"));
+                bind(&e.o("bin"), &e.w("b"));
+            })
+            .env("PATH", "{O}/bin:/usr/local/bin:/usr/bin:/bin")
+            .check(|e, _| {
+                unmount(e, "b");
+                if e.o("bin/git").exists() {
+                    Err("a PATH directory written through W/b".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // An overlay mounted in the tree whose upper directory is `~/.ssh`: its writes land
+    // there, yet the overlay is a filesystem of its own (another `major:minor`), so it is
+    // no bind the check recognises.
+    #[ignore = "attack9: an overlay (or FUSE mirror such as bindfs) writing into a protected path is not recognised"]
+    overlay_with_a_protected_upper_directory =>
+        Scenario::new(r#"echo "ssh-ed25519 AAAA attacker" >> ov/authorized_keys"#)
+            .setup(|e: &Env| {
+                assert!(is_root(), "the overlay mount needs root");
+                for d in ["h/.ssh", "lower", "work"] {
+                    e.dir(&e.o(d));
+                }
+                e.dir(&e.w("ov"));
+                let opts = format!(
+                    "lowerdir={},upperdir={},workdir={}",
+                    e.o("lower").display(),
+                    e.o("h/.ssh").display(),
+                    e.o("work").display()
+                );
+                let ok = std::process::Command::new("mount")
+                    .args(["-t", "overlay", "overlay", "-o", &opts])
+                    .arg(e.w("ov"))
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "mount -t overlay");
+            })
+            .env("HOME", "{O}/h")
+            .check(|e, _| {
+                unmount(e, "ov");
+                if e.o("h/.ssh/authorized_keys").exists() {
+                    Err("authorized_keys made through an overlay in the tree".into())
+                } else {
+                    Ok(())
+                }
+            });
+    // The git directory a `.git` file names (a worktree's or submodule's, kept outside
+    // the tree) bound into the tree: recognised by its shape, so its config and hooks
+    // keep the git rules.
+    gitdir_of_a_git_file_bind_mounted_into_the_tree =>
+        Scenario::new(r#"echo '[core] fsmonitor = evil' >> g/config; echo 'echo evil' > g/hooks/pre-commit"#)
+            .setup(|e: &Env| {
+                for d in ["repo.git/hooks", "repo.git/objects", "repo.git/refs/heads"] {
+                    e.dir(&e.o(d));
+                }
+                e.file(&e.o("repo.git/config"), "[core]\n");
+                e.file(&e.o("repo.git/HEAD"), "ref: refs/heads/main\n");
+                e.file(&e.w(".git"), &format!("gitdir: {}\n", e.o("repo.git").display()));
+                e.dir(&e.w("g"));
+                bind(&e.o("repo.git"), &e.w("g"));
+            })
+            .check(|e, _| {
+                unmount(e, "g");
+                match (std::fs::read_to_string(e.o("repo.git/config")).ok(), e.o("repo.git/hooks/pre-commit").exists()) {
+                    (Some(c), false) if c == "[core]\n" => Ok(()),
+                    other => Err(format!("the git directory written through W/g: {other:?}")),
+                }
+            });
+    // A single unprotected file bound onto a file in the tree (an `/etc/hosts`-style
+    // volume) stays writable.
+    unprotected_file_bind_stays_writable =>
+        Scenario::new(r#"echo data >> hosts && cat hosts"#)
+            .setup(|e: &Env| {
+                e.file(&e.o("hosts"), "");
+                e.own(&e.o("hosts"));
+                e.file(&e.w("hosts"), "");
+                bind(&e.o("hosts"), &e.w("hosts"));
+            })
+            .prints("data")
+            .check(|e, _| {
+                unmount(e, "hosts");
+                match std::fs::read_to_string(e.o("hosts")) {
+                    Ok(s) if s == "data\n" => Ok(()),
+                    other => Err(format!("the unprotected file was not written: {other:?}")),
+                }
+            });
+    // The working directory is another filesystem mounted over a second name of the
+    // home (`O/hv/.foo`, a tmpfs, not the home's `.foo`): it opens nothing in the home,
+    // whose dot-entries stay protected although the home is writable.
+    mount_over_a_second_name_of_the_home_opens_nothing =>
+        Scenario::new(r#"echo planted > "$O/h/.foo/planted""#)
+            .with("filesystem.allowWrite", json!([".", "{O}/h"]))
+            .setup(|e: &Env| {
+                e.dir(&e.o("h/.foo"));
+                e.own(&e.o("h"));
+                e.own(&e.o("h/.foo"));
+                e.dir(&e.o("hv"));
+                bind(&e.o("h"), &e.o("hv"));
+                let ok = std::process::Command::new("mount")
+                    .args(["-t", "tmpfs", "-o", "size=64k", "scratch"])
+                    .arg(e.o("hv/.foo"))
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "mount -t tmpfs");
+            })
+            .env("HOME", "{O}/h")
+            .wrap(r#"cd "$O/hv/.foo" && "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
+            .fails()
+            .check(|e, _| {
+                let _ = std::process::Command::new("umount").arg(e.o("hv/.foo")).status();
+                let _ = std::process::Command::new("umount").arg(e.o("hv")).status();
+                if e.o("h/.foo/planted").exists() {
+                    Err("~/.foo opened by a working directory mounted over its second name".into())
+                } else {
+                    Ok(())
+                }
+            });
 }
