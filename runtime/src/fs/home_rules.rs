@@ -167,7 +167,6 @@ const XDG_BASES: &[(&str, &str)] = &[
     ("XDG_CACHE_HOME", ".cache"),
 ];
 
-/// An absolute path from the variable `var` (the XDG specification ignores relative ones).
 /// The XDG bases the environment moves away from their place in `home`, canonical, each
 /// with the home-relative place it stands for.
 pub(super) fn xdg_bases(home: &Path) -> Vec<(PathBuf, PathBuf)> {
@@ -178,6 +177,7 @@ pub(super) fn xdg_bases(home: &Path) -> Vec<(PathBuf, PathBuf)> {
         .collect()
 }
 
+/// An absolute path from the variable `var` (the XDG specification ignores relative ones).
 fn var_abs(var: &str) -> Option<PathBuf> {
     std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute())
 }
