@@ -21,6 +21,8 @@ pub struct Mount {
     pub dev: String,
     pub root: PathBuf,
     pub point: PathBuf,
+    /// An overlay's upper directory, where every write through it lands.
+    pub upper: Option<PathBuf>,
 }
 
 /// Another name for a protected path, or for part of it: `at` shows what lies at
@@ -36,7 +38,7 @@ pub struct Alias {
 /// `-d`).
 pub fn read() -> Option<Vec<Mount>> {
     match std::fs::read_to_string("/proc/self/mountinfo") {
-        Ok(text) => Some(parse(&text)),
+        Ok(text) => Some(with_overlay_uppers(parse(&text))),
         Err(e) => {
             tracing::debug!("/proc/self/mountinfo: {e}; second names made by mounts are not looked for");
             None
@@ -44,15 +46,40 @@ pub fn read() -> Option<Vec<Mount>> {
     }
 }
 
-/// `id parent major:minor root point options ...`, the paths with `\ooo` escapes.
+/// `id parent major:minor root point options [optional fields] - fstype source super-options`,
+/// the paths with `\ooo` escapes.
 pub fn parse(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|l| {
             let mut f = l.split(' ');
             let (_, _, dev, root, point) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
-            Some(Mount { dev: dev.to_string(), root: unescape(root), point: unescape(point) })
+            let mut after = f.skip_while(|x| *x != "-").skip(1);
+            let (fstype, _source, options) = (after.next(), after.next(), after.next());
+            let upper = (fstype == Some("overlay")).then(|| options.and_then(upperdir)).flatten();
+            Some(Mount { dev: dev.to_string(), root: unescape(root), point: unescape(point), upper })
         })
         .collect()
+}
+
+/// `upperdir=` among an overlay's options (the kernel writes a comma, space, tab,
+/// newline or backslash in a path as `\ooo`, so a plain comma always ends an option).
+fn upperdir(options: &str) -> Option<PathBuf> {
+    options.split(',').find_map(|o| o.strip_prefix("upperdir=")).map(unescape)
+}
+
+/// An overlay writes into its upper directory: each overlay with one is also taken as a
+/// mount showing that directory at its mount point, so that an overlay whose upper
+/// directory is a protected path is recognised as the second name it is.
+fn with_overlay_uppers(mut mounts: Vec<Mount>) -> Vec<Mount> {
+    let shown: Vec<Mount> = mounts
+        .iter()
+        .filter_map(|m| {
+            let (dev, inner) = shows(&mounts, m.upper.as_deref()?)?;
+            Some(Mount { dev: dev.to_string(), root: inner, point: m.point.clone(), upper: None })
+        })
+        .collect();
+    mounts.extend(shown);
+    mounts
 }
 
 fn unescape(s: &str) -> PathBuf {
@@ -230,7 +257,7 @@ mod tests {
     use super::*;
 
     fn m(dev: &str, root: &str, point: &str) -> Mount {
-        Mount { dev: dev.into(), root: root.into(), point: point.into() }
+        Mount { dev: dev.into(), root: root.into(), point: point.into(), upper: None }
     }
 
     fn at(list: &[Alias]) -> Vec<(&str, &str)> {
@@ -243,6 +270,21 @@ mod tests {
                     40 22 8:1 /home/u /w/my\\040home rw - ext4 /dev/sda1 rw\n\
                     short line\n";
         assert_eq!(parse(text), vec![m("8:1", "/", "/"), m("8:1", "/home/u", "/w/my home")]);
+    }
+
+    /// An overlay's writes land in its upper directory: that directory, resolved through
+    /// the mounts, is shown at the overlay's mount point.
+    #[test]
+    fn an_overlay_shows_its_upper_directory() {
+        let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    41 22 0:50 / /w/ov rw shared:9 - overlay overlay rw,lowerdir=/o/lower,upperdir=/home/u/.ssh,workdir=/o/work\n\
+                    42 22 0:51 / /w/ov2 rw - overlay overlay rw,lowerdir=/l,upperdir=/o/a\\054b,workdir=/o/w\n\
+                    43 22 0:52 / /w/ro rw - overlay overlay ro,lowerdir=/l1:/l2\n";
+        let mounts = with_overlay_uppers(parse(text));
+        assert_eq!(mounts[1].upper.as_deref(), Some(Path::new("/home/u/.ssh")));
+        assert_eq!(mounts[2].upper.as_deref(), Some(Path::new("/o/a,b")), "an escaped comma");
+        assert_eq!(mounts[3].upper, None, "no upper directory: read-only");
+        assert_eq!(at(&aliases(&mounts, Path::new("/home/u"))), [("/w/ov", ".ssh")]);
     }
 
     #[test]
