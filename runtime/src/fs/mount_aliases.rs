@@ -23,6 +23,9 @@ pub struct Mount {
     pub point: PathBuf,
     /// An overlay's upper directory, where every write through it lands.
     pub upper: Option<PathBuf>,
+    /// Not a line of the table: an overlay taken as showing its upper directory
+    /// ([`with_overlay_uppers`]). Never the mount a path is reached through.
+    pub via_overlay: bool,
 }
 
 /// Another name for a protected path, or for part of it: `at` shows what lies at
@@ -56,7 +59,13 @@ pub fn parse(text: &str) -> Vec<Mount> {
             let mut after = f.skip_while(|x| *x != "-").skip(1);
             let (fstype, _source, options) = (after.next(), after.next(), after.next());
             let upper = (fstype == Some("overlay")).then(|| options.and_then(upperdir)).flatten();
-            Some(Mount { dev: dev.to_string(), root: unescape(root), point: unescape(point), upper })
+            Some(Mount {
+                dev: dev.to_string(),
+                root: unescape(root),
+                point: unescape(point),
+                upper,
+                via_overlay: false,
+            })
         })
         .collect()
 }
@@ -75,7 +84,7 @@ fn with_overlay_uppers(mut mounts: Vec<Mount>) -> Vec<Mount> {
         .iter()
         .filter_map(|m| {
             let (dev, inner) = shows(&mounts, m.upper.as_deref()?)?;
-            Some(Mount { dev: dev.to_string(), root: inner, point: m.point.clone(), upper: None })
+            Some(Mount { dev: dev.to_string(), root: inner, point: m.point.clone(), upper: None, via_overlay: true })
         })
         .collect();
     mounts.extend(shown);
@@ -130,7 +139,7 @@ fn shows<'a>(mounts: &'a [Mount], p: &Path) -> Option<(&'a str, PathBuf)> {
     let host = mounts
         .iter()
         .enumerate()
-        .filter(|(_, m)| under(p, &m.point))
+        .filter(|(_, m)| !m.via_overlay && under(p, &m.point))
         .max_by_key(|(i, m)| (m.point.as_os_str().len(), *i))
         .map(|(_, m)| m)?;
     let rest = p.strip_prefix(&host.point).ok()?;
@@ -257,7 +266,7 @@ mod tests {
     use super::*;
 
     fn m(dev: &str, root: &str, point: &str) -> Mount {
-        Mount { dev: dev.into(), root: root.into(), point: point.into(), upper: None }
+        Mount { dev: dev.into(), root: root.into(), point: point.into(), upper: None, via_overlay: false }
     }
 
     fn at(list: &[Alias]) -> Vec<(&str, &str)> {
@@ -285,6 +294,17 @@ mod tests {
         assert_eq!(mounts[2].upper.as_deref(), Some(Path::new("/o/a,b")), "an escaped comma");
         assert_eq!(mounts[3].upper, None, "no upper directory: read-only");
         assert_eq!(at(&aliases(&mounts, Path::new("/home/u"))), [("/w/ov", ".ssh")]);
+    }
+
+    /// In a container the root itself is an overlay, whose upper directory is a host path:
+    /// taking it as what `/` shows must not change how any path is reached, or a bind of
+    /// the home would go unrecognised.
+    #[test]
+    fn an_overlay_root_leaves_binds_recognised() {
+        let text = "30 1 0:40 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/c/diff,workdir=/var/lib/c/work\n\
+                    31 30 0:40 /home/u /w/h rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/c/diff,workdir=/var/lib/c/work\n";
+        let mounts = with_overlay_uppers(parse(text));
+        assert_eq!(at(&aliases(&mounts, Path::new("/home/u"))), [("/w/h", "")]);
     }
 
     #[test]
