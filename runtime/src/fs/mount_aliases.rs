@@ -41,7 +41,7 @@ pub struct Alias {
 /// `-d`).
 pub fn read() -> Option<Vec<Mount>> {
     match std::fs::read_to_string("/proc/self/mountinfo") {
-        Ok(text) => Some(with_overlay_uppers(parse(&text))),
+        Ok(text) => Some(with_overlay_uppers(parse(&text), |p| p.is_dir())),
         Err(e) => {
             tracing::debug!("/proc/self/mountinfo: {e}; second names made by mounts are not looked for");
             None
@@ -78,12 +78,17 @@ fn upperdir(options: &str) -> Option<PathBuf> {
 
 /// An overlay writes into its upper directory: each overlay with one is also taken as a
 /// mount showing that directory at its mount point, so that an overlay whose upper
-/// directory is a protected path is recognised as the second name it is.
-fn with_overlay_uppers(mut mounts: Vec<Mount>) -> Vec<Mount> {
+/// directory is a protected path is recognised as the second name it is. The path in the
+/// options is the mounter's, which need not be ours (a container's root overlay names a
+/// host path): only an upper directory that exists here (`is_dir`) is taken, and never an
+/// overlay at `/`, which would make everything a second name of it.
+fn with_overlay_uppers(mut mounts: Vec<Mount>, is_dir: impl Fn(&Path) -> bool) -> Vec<Mount> {
     let shown: Vec<Mount> = mounts
         .iter()
+        .filter(|m| m.point != Path::new("/"))
         .filter_map(|m| {
-            let (dev, inner) = shows(&mounts, m.upper.as_deref()?)?;
+            let upper = m.upper.as_deref().filter(|u| is_dir(u))?;
+            let (dev, inner) = shows(&mounts, upper)?;
             Some(Mount { dev: dev.to_string(), root: inner, point: m.point.clone(), upper: None, via_overlay: true })
         })
         .collect();
@@ -289,7 +294,7 @@ mod tests {
                     41 22 0:50 / /w/ov rw shared:9 - overlay overlay rw,lowerdir=/o/lower,upperdir=/home/u/.ssh,workdir=/o/work\n\
                     42 22 0:51 / /w/ov2 rw - overlay overlay rw,lowerdir=/l,upperdir=/o/a\\054b,workdir=/o/w\n\
                     43 22 0:52 / /w/ro rw - overlay overlay ro,lowerdir=/l1:/l2\n";
-        let mounts = with_overlay_uppers(parse(text));
+        let mounts = with_overlay_uppers(parse(text), |_| true);
         assert_eq!(mounts[1].upper.as_deref(), Some(Path::new("/home/u/.ssh")));
         assert_eq!(mounts[2].upper.as_deref(), Some(Path::new("/o/a,b")), "an escaped comma");
         assert_eq!(mounts[3].upper, None, "no upper directory: read-only");
@@ -303,8 +308,16 @@ mod tests {
     fn an_overlay_root_leaves_binds_recognised() {
         let text = "30 1 0:40 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/c/diff,workdir=/var/lib/c/work\n\
                     31 30 0:40 /home/u /w/h rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/c/diff,workdir=/var/lib/c/work\n";
-        let mounts = with_overlay_uppers(parse(text));
+        let mounts = with_overlay_uppers(parse(text), |_| true);
         assert_eq!(at(&aliases(&mounts, Path::new("/home/u"))), [("/w/h", "")]);
+        // an upper directory that is not there in this namespace (the host's) is no name
+        let elsewhere = "30 1 0:40 / / rw - ext4 /dev/vda rw\n\
+                         41 30 0:50 / /w/vol rw - overlay overlay rw,lowerdir=/l,upperdir=/home/u/.local/x,workdir=/v/w\n";
+        let mounts = with_overlay_uppers(parse(elsewhere), |p| p != Path::new("/home/u/.local/x"));
+        assert!(aliases(&mounts, Path::new("/home/u")).is_empty());
+        // an overlay at / whose upper directory lies below the home shows nothing
+        let root = "30 1 0:40 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/home/u/up,workdir=/home/u/wk\n";
+        assert!(aliases(&with_overlay_uppers(parse(root), |_| true), Path::new("/home/u")).is_empty());
     }
 
     #[test]
