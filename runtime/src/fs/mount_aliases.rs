@@ -2,13 +2,17 @@
 //! `/tmp` (srt's state directory) or of any `denyWrite` directory inside a writable tree
 //! shows the same files under a name the rules do not know: Landlock's grant on the tree
 //! covers that name, and the supervisor and the home rules judge names. At launch each
-//! mount that shows a protected path, or part of one, under another name inside a
-//! writable tree gets that path's protection there too: denied whole for a denied path,
-//! judged by the home rules for the home.
+//! mount that shows a protected path, or part of one, under another name in (or above) a
+//! writable tree gets that path's protection there too: denied whole for a denied path
+//! (and for what the environment names, `PATH` directories), judged by the home rules for
+//! the home and the XDG bases, by the same rules for a git directory, a project top or a
+//! tree the supervisor judges whole (a part of one: denied whole).
 //!
 //! Mounts are compared by filesystem (`major:minor`) and by the path inside it that each
 //! one shows (its root, `/proc/self/mountinfo`), so a bind of a bind, or a btrfs
-//! subvolume mounted twice, is recognised by what it shows, not by how it was made.
+//! subvolume mounted twice, is recognised by what it shows, not by how it was made. An
+//! overlay is also taken as showing its upper directory, where its writes land. A FUSE
+//! mirror (bindfs) names nothing the table shows, and is not recognised.
 
 use std::path::{Path, PathBuf};
 
@@ -161,11 +165,11 @@ fn join(a: &Path, b: &Path) -> PathBuf {
     }
 }
 
-/// Gives the second names that lie in a writable tree the protection of what they show:
-/// each `denyWrite` path's (srt's own state directories and the settings files among
-/// them) denied whole, the home's judged by the home rules as if they were under `$HOME`.
-/// Only a mount whose mount point lies in a writable tree (or is one) can make one, so a
-/// machine without such mounts pays one read of the mount table.
+/// Gives the second names that lie in (or above) a writable tree the protection of what
+/// they show: each `denyWrite` path's (srt's own state directories and the settings files
+/// among them) denied whole, the home's judged by the home rules as if they were under
+/// `$HOME`. Each protected path is compared with every mount: one read of the mount table
+/// and a few hundred path comparisons per launch.
 /// `elsewhere`: paths protected like `denyWrite` ones where they may be written (what the
 /// environment names, `PATH` directories) that lie outside every writable tree.
 pub(super) fn protect_second_names(policy: &mut FsPolicy, mounts: &[Mount], elsewhere: &[PathBuf]) {
