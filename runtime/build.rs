@@ -9,6 +9,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=preload/native_create.rs");
+    println!("cargo:rerun-if-changed=preload/metadata.rs");
     println!("cargo:rerun-if-changed=build.rs");
     let (Some(out), Some(target)) = (std::env::var_os("OUT_DIR"), std::env::var_os("TARGET")) else {
         panic!("cargo sets OUT_DIR and TARGET for build scripts");

@@ -13,10 +13,16 @@
 //! A command that sets the bit itself gains nothing: the kernel then judges under the
 //! command's Landlock domain, which never allows more than the policy.
 //!
+//! It also saves round trips on the metadata of directories the program made itself
+//! ([`metadata`]): `tar x` sets the owner and times of every directory it makes by path,
+//! and in landlock mode the filter sends each such call to the supervisor.
+//!
 //! Built by `runtime/build.rs` on its own (no_std, no libc link: `syscall` and
 //! `__errno_location` are found in the program's C library, glibc or musl), embedded in
 //! srt, and written once into srt's state directory.
 #![no_std]
+
+mod metadata;
 
 use core::ffi::{c_char, c_int, c_long, c_uint};
 
@@ -135,4 +141,52 @@ pub unsafe extern "C" fn creat(path: *const c_char, mode: c_uint) -> c_int {
 pub unsafe extern "C" fn creat64(path: *const c_char, mode: c_uint) -> c_int {
     // SAFETY: the caller's arguments, passed on.
     unsafe { open_at(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode) }
+}
+
+/// # Safety
+/// As C's `mkdir`.
+#[no_mangle]
+pub unsafe extern "C" fn mkdir(path: *const c_char, mode: c_uint) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::mkdir_at(metadata::CWD, path, mode) }
+}
+
+/// # Safety
+/// As C's `mkdirat`.
+#[no_mangle]
+pub unsafe extern "C" fn mkdirat(dirfd: c_int, path: *const c_char, mode: c_uint) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::mkdir_at(dirfd, path, mode) }
+}
+
+/// # Safety
+/// As C's `chown`.
+#[no_mangle]
+pub unsafe extern "C" fn chown(path: *const c_char, uid: c_uint, gid: c_uint) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::chown_at(metadata::CWD, path, uid, gid, 0) }
+}
+
+/// # Safety
+/// As C's `lchown`.
+#[no_mangle]
+pub unsafe extern "C" fn lchown(path: *const c_char, uid: c_uint, gid: c_uint) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::chown_at(metadata::CWD, path, uid, gid, metadata::NOFOLLOW) }
+}
+
+/// # Safety
+/// As C's `fchownat`.
+#[no_mangle]
+pub unsafe extern "C" fn fchownat(dirfd: c_int, path: *const c_char, uid: c_uint, gid: c_uint, flags: c_int) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::chown_at(dirfd, path, uid, gid, flags) }
+}
+
+/// # Safety
+/// As C's `utimensat`.
+#[no_mangle]
+pub unsafe extern "C" fn utimensat(dirfd: c_int, path: *const c_char, times: *const u8, flags: c_int) -> c_int {
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { metadata::utimens_at(dirfd, path, times, flags) }
 }
