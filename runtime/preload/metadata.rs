@@ -22,7 +22,7 @@
 use core::ffi::{c_char, c_int, c_long, c_uint};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::{AT_FDCWD, __errno_location, syscall};
+use super::{AT_FDCWD, EACCES, EROFS, NATIVE, __errno_location, syscall};
 
 #[cfg(target_arch = "x86_64")]
 mod nr {
@@ -155,10 +155,21 @@ impl SavedErrno {
     }
 }
 
-/// `mkdirat`; a directory made is remembered.
+/// `mkdirat`, with the native bit first (below the pool's directories Landlock lets the
+/// kernel make it), then without it; a directory made is remembered.
 pub(crate) unsafe fn mkdir_at(dirfd: c_int, path: *const c_char, mode: c_uint) -> c_int {
-    // SAFETY: the raw syscall with the caller's own arguments, as libc would make it.
-    let r = unsafe { syscall(nr::MKDIRAT, dirfd as c_long, path, mode as c_long) } as c_int;
+    let call = |mode: c_long| {
+        // SAFETY: the raw syscall with the caller's own arguments, as libc would make it.
+        unsafe { syscall(nr::MKDIRAT, dirfd as c_long, path, mode) as c_int }
+    };
+    let saved = SavedErrno::new();
+    let mut r = call(mode as c_long | NATIVE as c_long);
+    // SAFETY: the calling thread's errno, which the C library keeps valid.
+    let refused = unsafe { *__errno_location() };
+    if r < 0 && (refused == EACCES || refused == EROFS) {
+        saved.restore();
+        r = call(mode as c_long);
+    }
     if r == 0 {
         let saved = SavedErrno::new();
         let mut st = Stat([0; 32]);

@@ -13,9 +13,11 @@
 //! A command that sets the bit itself gains nothing: the kernel then judges under the
 //! command's Landlock domain, which never allows more than the policy.
 //!
-//! It also saves round trips on the metadata of directories the program made itself
-//! ([`metadata`]): `tar x` sets the owner and times of every directory it makes by path,
-//! and in landlock mode the filter sends each such call to the supervisor.
+//! `mkdir` is asked the same way: below the directories srt hands out from its pool
+//! Landlock lets the kernel make directories too (the check after the run walks those
+//! trees whole). It also saves round trips on the metadata of directories the program
+//! made itself ([`metadata`]): `tar x` sets the owner and times of every directory it
+//! makes by path, and in landlock mode the filter sends each such call to the supervisor.
 //!
 //! Built by `runtime/build.rs` on its own (no_std, no libc link: `syscall` and
 //! `__errno_location` are found in the program's C library, glibc or musl), embedded in

@@ -19,6 +19,7 @@ mod escape {
     mod local_net;
     mod mount_aliases;
     mod native_create;
+    mod native_mkdir;
     mod net_proxy;
     mod network;
     pub mod pod;

@@ -73,6 +73,36 @@ fn files_below_new_directories_are_made_by_the_kernel_namespace() {
     files_below_new_directories_are_made_by_the_kernel("namespace");
 }
 
+/// Supervised `mkdir`/`mkdirat` calls that made a directory, from srt's `-d` log.
+fn supervised_mkdirs(log: &str) -> usize {
+    let made = |l: &&str| l.contains("mediated") && l.contains("syscall=\"mkdir") && l.contains("rule=\"created\"");
+    log.lines().filter(made).count()
+}
+
+/// Directories below one the command made (one of the pool's, moved there) are made by the
+/// kernel too; the one in the working directory by the supervisor.
+fn directories_below_new_directories_are_made_by_the_kernel(mode: &str) {
+    let d = dir(&format!("native-mkdir-{mode}"));
+    let cmd = "mkdir n && mkdir -p n/a/b/c && python3 -c 'import os; os.makedirs(\"n/p/q\")' && ls n n/a/b";
+    let (code, out, log) = srt(&d, mode, &["-d"], &[], cmd);
+    assert_eq!(code, 0, "{out}{log}");
+    assert_eq!(out, "n:\na\np\n\nn/a/b:\nc\n");
+    assert_eq!(supervised_mkdirs(&log), 1, "directories below the new one reached the supervisor:\n{log}");
+    let (code, out, log) = srt(&d, mode, &["-d", "--no-preload"], &[], &format!("rm -rf n && {cmd}"));
+    assert_eq!(code, 0, "{out}{log}");
+    assert_eq!(supervised_mkdirs(&log), 6, "without the preload every directory is supervised:\n{log}");
+}
+
+#[test]
+fn directories_below_new_directories_are_made_by_the_kernel_landlock() {
+    directories_below_new_directories_are_made_by_the_kernel("landlock");
+}
+
+#[test]
+fn directories_below_new_directories_are_made_by_the_kernel_namespace() {
+    directories_below_new_directories_are_made_by_the_kernel("namespace");
+}
+
 /// Directories the program made get their times and owner through a descriptor (what
 /// `tar x` sets on each directory it makes, by path): no round trip, the same result. A
 /// directory it did not make is passed on as the program asked, and refused outside

@@ -1,9 +1,10 @@
 //! The check after a run, driven by its journal: it looks at what the command made, never
 //! at the whole writable tree, so it costs what the command changed.
 //!
-//! Why the journal is enough: no Landlock rule grants making a directory, a symlink or a
-//! FIFO, so every one the command made or moved went through the supervisor, which wrote
-//! it to the journal before doing it ([`crate::check::journal`]). Files alone can make a git
+//! Why the journal is enough: no Landlock rule grants making a symlink or a FIFO, or a
+//! directory outside the pool's directories, so every one the command made or moved went
+//! through the supervisor, which wrote it (or the pool directory it is in) to the journal
+//! before doing it ([`crate::check::journal`]). Files alone can make a git
 //! directory (git takes `HEAD` beside executable files named `objects` and `refs`, or
 //! beside a `commondir`), so the kernel makes files only below directories made during the
 //! run, which the journal names; in a directory that existed at launch the supervisor
@@ -13,7 +14,9 @@
 //!   `mkdir objects refs` turns their directory into a bare repository), and each one a
 //!   name git reads was made in (`HEAD`, `objects`, `refs`, `commondir`, `config`,
 //!   `.git`, whatever their kind);
-//! - each directory moved, with everything in it (it may have been prepared elsewhere);
+//! - each directory moved, with everything in it (it may have been prepared elsewhere),
+//!   and each directory handed out from the pool, with everything in it (below it the
+//!   kernel makes directories too, so the journal names none of them);
 //! - each link or special file made: one inside a git directory is moved aside;
 //! - the git directories the rules guarded, for what changed in them;
 //! - the targets of `.git` files and symlinks made during the run.
@@ -46,6 +49,9 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
     }
     let h = &Header { roots, ..h.clone() };
     let mut c = Check { a: Auditor::new(h.since, h.allow_git_config, h.trusted.clone(), h.roots.clone()), h };
+    // below the pool's directories the kernel made the directories, unjudged by the
+    // supervisor, which refuses these names wherever they are made
+    c.a.refuse_made_dirs(crate::fs::protected_names::project_dir_name);
     for g in &h.guarded {
         c.git_dir_at(g);
     }

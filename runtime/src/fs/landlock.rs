@@ -36,7 +36,9 @@ pub fn kernel_abi() -> i32 {
 
 /// Write rights no rule grants: devices; directories, symlinks and FIFOs, which the
 /// supervisor makes (and moves) itself so that each one is in the run's journal and none
-/// lands inside a git directory.
+/// lands inside a git directory. Directories alone are granted below the pool's
+/// directories ([`PlannedRule::makes_dirs`]): each is in the journal as moved in when it is
+/// handed out, so the check after the run walks its whole tree.
 const NEVER_NATIVE: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(AccessFs::{
     MakeChar | MakeBlock | IoctlDev | MakeDir | MakeSym | MakeFifo
 });
@@ -51,7 +53,7 @@ const NEVER_NATIVE: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(Acce
 /// below them files are made by the kernel, at its own speed.
 const NEW_DIRS_ONLY: landlock::BitFlags<AccessFs> = landlock::make_bitflags!(AccessFs::{ MakeReg | MakeSock });
 
-fn access_for(r: Rights, is_dir: bool, makes_files: bool) -> landlock::BitFlags<AccessFs> {
+fn access_for(r: Rights, is_dir: bool, makes_files: bool, makes_dirs: bool) -> landlock::BitFlags<AccessFs> {
     let mut a = landlock::BitFlags::<AccessFs>::empty();
     if r.read {
         a |= AccessFs::ReadFile | AccessFs::Execute | AccessFs::IoctlDev;
@@ -63,6 +65,9 @@ fn access_for(r: Rights, is_dir: bool, makes_files: bool) -> landlock::BitFlags<
         a |= AccessFs::from_write(TARGET) & !NEVER_NATIVE;
         if !makes_files {
             a &= !NEW_DIRS_ONLY;
+        }
+        if makes_dirs && makes_files {
+            a |= AccessFs::MakeDir;
         }
     }
     if !is_dir {
@@ -78,12 +83,13 @@ pub fn with_private_mounts(mut rs: RulesetCreated) -> Result<RulesetCreated, i32
     let rw = Rights { read: true, list: true, write: true };
     let ro = Rights { read: true, list: true, write: false };
     for (path, rights) in [("/dev/pts", rw), ("/proc", ro)] {
-        let rule = PlannedRule { path: path.into(), rights, is_dir: true, id: None, makes_files: false };
+        let rule =
+            PlannedRule { path: path.into(), rights, is_dir: true, id: None, makes_files: false, makes_dirs: false };
         let fd = match open_target(&rule) {
             Ok(Some(fd)) => fd,
             _ => return Err(libc::ENOENT),
         };
-        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true, false))).map_err(|_| libc::EINVAL)?;
+        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true, false, false))).map_err(|_| libc::EINVAL)?;
     }
     Ok(rs)
 }
@@ -186,7 +192,7 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
                 tracing::debug!("skipping vanished path {}", rule.path.display());
                 continue;
             };
-            let access = access_for(rule.rights, rule.is_dir, rule.makes_files);
+            let access = access_for(rule.rights, rule.is_dir, rule.makes_files, rule.makes_dirs);
             if access.is_empty() {
                 continue;
             }
@@ -203,12 +209,23 @@ mod tests {
     #[test]
     fn files_are_made_natively_only_below_directories_made_for_the_run() {
         let write = Rights { read: false, list: false, write: true };
-        let existing = access_for(write, true, false);
+        let existing = access_for(write, true, false, false);
         assert!(existing.contains(AccessFs::WriteFile | AccessFs::RemoveFile | AccessFs::Truncate));
         assert!(!existing.intersects(AccessFs::MakeReg | AccessFs::MakeSock), "a file there may be a name git reads");
-        assert!(access_for(write, true, true).contains(AccessFs::MakeReg | AccessFs::MakeSock));
+        assert!(access_for(write, true, true, false).contains(AccessFs::MakeReg | AccessFs::MakeSock));
         for made in [false, true] {
-            assert!(!access_for(write, true, made).intersects(NEVER_NATIVE), "directories, links and FIFOs never");
+            assert!(
+                !access_for(write, true, made, false).intersects(NEVER_NATIVE),
+                "directories, links and FIFOs never"
+            );
         }
+        // a directory only below the pool's directories, and links and FIFOs nowhere
+        assert!(!access_for(write, true, false, true).contains(AccessFs::MakeDir), "not where files are not made");
+        let pool = access_for(write, true, true, true);
+        assert!(pool.contains(AccessFs::MakeDir | AccessFs::MakeReg));
+        assert!(!pool.intersects(NEVER_NATIVE & !AccessFs::MakeDir));
+        assert!(
+            !access_for(Rights { read: true, list: true, write: false }, true, true, true).contains(AccessFs::MakeDir)
+        );
     }
 }

@@ -24,6 +24,9 @@ pub struct PlannedRule {
     /// right, so every file made there goes through the supervisor and, where git would
     /// read its name, the journal ([`crate::fs::landlock`]).
     pub makes_files: bool,
+    /// Directories may be made below it by the kernel too: only the pool's, whose trees
+    /// the check after the run walks whole ([`crate::fs::pool`]).
+    pub makes_dirs: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -83,6 +86,7 @@ pub fn files_made_natively_in(plan: &mut Plan, policy: &FsPolicy, dir: &Path) {
             is_dir: true,
             id: Some(id(&meta)),
             makes_files: true,
+            makes_dirs: false,
         });
     }
 }
@@ -118,6 +122,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], o
             is_dir,
             id: meta.as_ref().map(id),
             makes_files: false,
+            makes_dirs: false,
         });
     }
     if below.is_empty() {
@@ -150,6 +155,7 @@ fn visit(policy: &FsPolicy, node: &Path, inherited: Rights, bounds: &[&Bound], o
                     is_dir: meta.is_dir(),
                     id: Some(id(&meta)),
                     makes_files: false,
+                    makes_dirs: false,
                 });
             }
         }

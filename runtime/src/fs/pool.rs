@@ -238,6 +238,7 @@ impl Pool {
                 is_dir: true,
                 id: Some(*id),
                 makes_files: true,
+                makes_dirs: true,
             })
             .collect()
     }

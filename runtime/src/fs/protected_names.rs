@@ -141,6 +141,12 @@ pub fn home_entry(rel: &Path) -> Option<&'static Entry> {
     find(HOME, |e| e.path, rel)
 }
 
+/// Whether a directory named `name` is refused wherever it is made or moved in: a
+/// one-component [`PROJECT`] entry (`.claude`, `.vscode`, `lefthook.*`, ...).
+pub fn project_dir_name(name: &std::ffi::OsStr) -> bool {
+    PROJECT.iter().filter(|e| !e.path.contains('/')).any(|e| covers(e.path, Path::new(name)))
+}
+
 /// Whether a directory entry named `name` could start a [`PROJECT`] entry: a set lookup
 /// and the few wildcard patterns, for the launch's look at every name it lists.
 pub fn starts_project_entry(name: &str) -> bool {

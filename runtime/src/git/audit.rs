@@ -87,6 +87,9 @@ pub(crate) struct Auditor {
     /// Git directories checked in full already (by dev and inode).
     done: Vec<(u64, u64)>,
     report: Report,
+    /// Names of directories moved aside by a walk when made or changed during the run
+    /// ([`Auditor::refuse_made_dirs`]).
+    made_dirs_refused: Option<fn(&OsStr) -> bool>,
 }
 
 /// A directory waiting to be read, and the mode to give it back when srt had to open it up.
@@ -106,7 +109,15 @@ impl Auditor {
             later: Vec::new(),
             done: Vec::new(),
             report: Report::default(),
+            made_dirs_refused: None,
         }
+    }
+
+    /// From now on a walk moves aside each directory whose name `refused` matches and that
+    /// was made or changed during the run, instead of walking into it: what the supervisor
+    /// refuses to make, when the kernel made it (below the pool's directories).
+    pub(crate) fn refuse_made_dirs(&mut self, refused: fn(&OsStr) -> bool) {
+        self.made_dirs_refused = Some(refused);
     }
 
     /// `.git` files and symlinks made during the run: what they name is a git directory,
@@ -196,6 +207,12 @@ impl Auditor {
             if b == b".git" && kind != Some(Type::Directory) {
                 self.note_gitfile(dir.fd.as_fd(), &dir.path);
             }
+            if kind == Some(Type::Directory) && self.made_and_refused(dir.fd.as_fd(), &name) {
+                let why =
+                    "a protected project directory name (editor, agent or hook configuration), made during the run";
+                self.quarantine(dir.fd.as_fd(), &dir.path, &String::from_utf8_lossy(b), why.into());
+                continue;
+            }
             if kind == Some(Type::Directory) {
                 let path = dir.path.join(OsStr::from_bytes(b));
                 if let Some(child) = self.open_child(dir.fd.as_fd(), &dir.path, &name) {
@@ -208,6 +225,17 @@ impl Auditor {
         if head || dir.path.file_name() == Some(OsStr::new(".git")) {
             self.check_git_dir(dir.fd.as_fd(), &dir.path, false);
         }
+    }
+
+    fn made_and_refused(&self, dir: BorrowedFd<'_>, name: &CStr) -> bool {
+        let Some(refused) = self.made_dirs_refused else { return false };
+        // one that cannot be looked at counts as changed
+        refused(OsStr::from_bytes(name.to_bytes()))
+            && match lstat_at(dir, name) {
+                Ok(Some(st)) => self.changed(&st),
+                Ok(None) => false,
+                Err(_) => true,
+            }
     }
 
     /// Opens a subdirectory to walk, opening it up first if the command locked srt out;
@@ -458,39 +486,10 @@ impl Auditor {
         unsafe { libc::fchmodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) };
         r
     }
-
-    /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken, then a
-    /// random suffix: the command may have taken every numbered name first).
-    pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
-        let from = cname(name);
-        for i in 0..102 {
-            let to = match i {
-                0 => format!("{name}.srt-quarantined"),
-                1..=99 => format!("{name}.srt-quarantined.{i}"),
-                _ => {
-                    let mut r = [0u8; 8];
-                    // SAFETY: getrandom writes at most the buffer's length into it.
-                    unsafe { libc::getrandom(r.as_mut_ptr().cast(), r.len(), 0) };
-                    format!("{name}.srt-quarantined.{:016x}", u64::from_ne_bytes(r))
-                }
-            };
-            let cto = cname(&to);
-            // SAFETY: live descriptor, NUL-terminated names.
-            let r = unsafe {
-                libc::renameat2(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), cto.as_ptr(), libc::RENAME_NOREPLACE)
-            };
-            if r == 0 {
-                self.report.quarantined.push(Quarantined { path: path.join(name), moved_to: path.join(&to), why });
-                return;
-            }
-            if Errno::last() != Errno::EEXIST {
-                break;
-            }
-        }
-        let e = std::io::Error::last_os_error();
-        self.unchecked(format!("{}: could not move it aside ({e}): {why}", path.join(name).display()));
-    }
 }
+
+#[path = "quarantine.rs"]
+mod quarantine;
 
 #[cfg(test)]
 #[path = "audit_tests.rs"]

@@ -156,9 +156,19 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
                 ));
             }
         }
+        // The same bit in mkdirat's mode (the kernel keeps only its low 16 bits): making a
+        // directory is what Landlock grants only below the pool's directories, whose whole
+        // tree the check after the run walks (it is in the journal as moved in).
+        if let Some(nr) = arch.nr("mkdirat") {
+            out.push((
+                "mkdirat",
+                nr,
+                Rule::AnyBit { arg: 2, mask: NATIVE_CREATE, then: Action::Allow, otherwise: Action::Notify },
+            ));
+        }
         // umask, chdir and fchdir only so that the supervisor's caches of them are dropped
         // (they are continued)
-        for name in sysno::MEDIATED.iter().chain(&["umask", "chdir", "fchdir"]) {
+        for name in sysno::MEDIATED.iter().filter(|n| **n != "mkdirat").chain(&["umask", "chdir", "fchdir"]) {
             if let Some(nr) = arch.nr(name) {
                 out.push((*name, nr, Rule::Always(Action::Notify)));
             }

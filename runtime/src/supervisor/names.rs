@@ -7,7 +7,6 @@
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 
 use super::native::Native;
 use super::resolve::{self, Target, Why};
@@ -93,13 +92,7 @@ impl Call<'_> {
     /// folder runs what a new one holds. Directories are always made here, so this costs
     /// nothing elsewhere (files of those names are judged where they are protected).
     pub(super) fn no_project_dir(&self, t: &Target) -> Step<()> {
-        let name = std::ffi::OsStr::from_bytes(t.name.to_bytes());
-        let single = |e: &&crate::fs::protected_names::Entry| !e.path.contains('/');
-        if crate::fs::protected_names::PROJECT
-            .iter()
-            .filter(single)
-            .any(|e| crate::fs::protected_names::covers(e.path, Path::new(name)))
-        {
+        if crate::fs::protected_names::project_dir_name(std::ffi::OsStr::from_bytes(t.name.to_bytes())) {
             return Err(self.refuse(t, "a protected project directory name (editor, agent or hook configuration)"));
         }
         Ok(())
@@ -143,6 +136,12 @@ impl Call<'_> {
         if !plain || self.native_dir(t.parent.as_fd()) == Native::Files {
             tracing::debug!(plain, path = %t.path.display(), "no pool directory: not needed here");
             return Ok(false);
+        }
+        // Below a pool directory the kernel makes directories too, unjournaled: the check
+        // walks its whole tree, as it does one moved in. Written before the move, for a
+        // check done after srt's death.
+        if pool.any_left() {
+            self.journal(Entry::Moved(t.path.clone()))?;
         }
         if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
             // namespace mode: the command's directory is on a mount of its own view, and a
