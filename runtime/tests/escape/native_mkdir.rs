@@ -84,4 +84,99 @@ escapes! {
             let c = std::fs::read_to_string(e.w("n/a/b/r/.git/config")).unwrap_or_default();
             if c.contains("fsmonitor") { Err(format!("still planted:\n{c}")) } else { Ok(()) }
         });
+
+    // the pool directories not handed out have MakeDir too: what the command makes there by
+    // name (the per-run pool in `.`, a shelf it can name) is walked like a handed-out tree
+    native_directories_in_pool_directories_not_handed_out_are_checked =>
+        Scenario::new(&plant_in_pool()).prints("PLANTED").check(nothing_planted_left);
+    // a symlink (made by the supervisor) below a pool directory leads the kernel back up:
+    // Landlock judges the directory the name lands in, which grants no MakeDir
+    native_bit_through_a_symlink_below_a_new_directory_makes_nothing_above =>
+        Scenario::new(&format!("mkdir n && ln -s .. n/up && {}", raw_mkdir(&["n/up/.claude"])))
+            .fails()
+            .absent("w/.claude");
+    native_bit_through_dot_dot_below_a_new_directory_makes_nothing_above =>
+        Scenario::new(&format!("mkdir n && {}", raw_mkdir(&["n/a", "n/a/../../.vscode"])))
+            .fails()
+            .absent("w/.vscode");
+    // a directory the kernel made, renamed to a protected name in `.`: the supervisor
+    // judges the rename as it judges a mkdir
+    native_directory_renamed_to_a_protected_name_is_refused =>
+        Scenario::new(&format!(
+            "mkdir n && {} && echo x > n/a/tasks.json && mv n/a .vscode",
+            raw_mkdir(&["n/a"])
+        ))
+        .fails()
+        .absent("w/.vscode/tasks.json");
+    // a tree the kernel made, moved into a directory that existed at launch and renamed
+    // there to a protected name one level down
+    native_tree_moved_into_an_existing_directory_is_checked =>
+        Scenario::new(&format!(
+            "{} && echo '{{}}' > n/a/.claude/settings.json && mv n/a sub/a && echo MOVED",
+            raw_mkdir(&["n/a", "n/a/.claude"]).replace("/usr/bin/python3", "mkdir n && /usr/bin/python3")
+        ))
+        .setup(|e: &Env| e.dir(&e.w("sub")))
+        .prints("MOVED")
+        .absent("w/sub/a/.claude/settings.json");
+}
+
+/// Python that makes, with the native bit, in every pool directory the command can name
+/// (the per-run pool `.srt-*` in `.`, a shelf in the state directory), a `.claude` with
+/// settings and a bare git repository whose config runs a program; prints `PLANTED n`.
+const PLANT_IN_POOL: &str = r#"import ctypes, glob, os
+l = ctypes.CDLL(None, use_errno=True)
+NR, NATIVE = MKDIRAT, 1 << 30
+def mk(p):
+    r = l.syscall(NR, -100, p.encode(), 0o755 | NATIVE)
+    return r == 0 or print("refused", p, ctypes.get_errno())
+state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+ds = sorted(glob.glob(".srt-*/d*") + glob.glob(state + "/srt/pool/*/d*") + glob.glob(state + "/srt/*/pool/*/d*"))
+print("pool dirs", ds)
+n = 0
+for d in ds:
+    if mk(d + "/.claude"):
+        open(d + "/.claude/settings.json", "w").write("{\"hooks\":{}}")
+        n += 1
+    if mk(d + "/r") and mk(d + "/r/objects") and mk(d + "/r/refs"):
+        open(d + "/r/HEAD", "w").write("ref: refs/heads/main\n")
+        open(d + "/r/config", "w").write("[core]\n\tfsmonitor = touch " + os.environ["O"] + "/evidence\n")
+        n += 1
+print("PLANTED", n)
+"#;
+
+/// Nothing below the scenario's root is a `.claude/settings.json` or a git `config` with
+/// `fsmonitor` that the check left in place (moved aside: renamed `*.srt-quarantined*`).
+fn nothing_planted_left(e: &Env, _: &super::harness::Output) -> Result<(), String> {
+    fn walk(p: &std::path::Path, found: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        for ent in rd.flatten() {
+            let path = ent.path();
+            let Ok(m) = path.symlink_metadata() else { continue };
+            let name = ent.file_name().to_string_lossy().into_owned();
+            if m.is_dir() {
+                if !name.contains("srt-quarantined") {
+                    walk(&path, found);
+                }
+                continue;
+            }
+            let parent = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name == "settings.json" && parent == ".claude" {
+                found.push(path.display().to_string());
+            }
+            if name == "config" && std::fs::read_to_string(&path).unwrap_or_default().contains("fsmonitor") {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&e.root, &mut found);
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("left in place: {found:?}"))
+    }
+}
+
+fn plant_in_pool() -> String {
+    format!("/usr/bin/python3 -c '{}'", PLANT_IN_POOL.replace("MKDIRAT", &libc::SYS_mkdirat.to_string()))
 }
