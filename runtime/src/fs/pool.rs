@@ -245,8 +245,15 @@ impl Pool {
 
     /// Moves a directory of the pool to `to_dir`/`to_name` (which must not exist), if one is
     /// left and `to_dir` is on the pool's filesystem. `Ok(false)`: none was used (make the
-    /// directory the ordinary way).
-    pub fn hand_out(&self, to_dir: BorrowedFd<'_>, to_name: &std::ffi::CStr) -> Result<bool, i32> {
+    /// directory the ordinary way). `record` runs once a directory is taken for this
+    /// hand-out, before it is moved (the journal): asked then, not before, no other
+    /// thread's failed hand-out can make this one look as if none were left.
+    pub fn hand_out(
+        &self,
+        to_dir: BorrowedFd<'_>,
+        to_name: &std::ffi::CStr,
+        record: &dyn Fn() -> Result<(), i32>,
+    ) -> Result<bool, i32> {
         // SAFETY: an all-zero stat is a valid out-buffer for fstat.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: live descriptor, pointer to a local.
@@ -261,6 +268,12 @@ impl Pool {
             // not handed out, ever: it stays where it is, and the check reports it
             tracing::debug!(pool = %self.parent.display(), name = ?name, "a pool directory that is not empty is not handed out");
         };
+        if let Err(e) = record() {
+            if let Ok(mut f) = self.free.lock() {
+                f.push(name);
+            }
+            return Err(e);
+        }
         // SAFETY: live descriptors, NUL-terminated names.
         let r = unsafe {
             libc::renameat2(

@@ -16,10 +16,10 @@ fn hands_out_each_directory_once_then_none() {
         nix::sys::stat::Mode::empty(),
     )
     .unwrap();
-    assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
-    assert_eq!(pool.hand_out(w.as_fd(), c"a"), Err(libc::EEXIST), "the name is taken");
-    assert_eq!(pool.hand_out(w.as_fd(), c"b"), Ok(true));
-    assert_eq!(pool.hand_out(w.as_fd(), c"c"), Ok(false), "used up");
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Err(libc::EEXIST), "the name is taken");
+    assert_eq!(pool.hand_out(w.as_fd(), c"b", &|| Ok(())), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"c", &|| Ok(())), Ok(false), "used up");
     assert!(root.join("w/a").is_dir() && root.join("w/b").is_dir());
     std::fs::write(root.join("w/a/f"), "x").unwrap();
     assert!(remove(&pool.parent).is_empty());
@@ -41,7 +41,7 @@ fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
     .unwrap();
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
     assert_eq!(pool.rules().len(), 3);
-    assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(true));
     let first: Vec<_> = pool.made.iter().map(|(_, id)| *id).collect();
     assert!(finish(&pool.parent, true).is_empty());
     assert!(!pool.parent.exists(), "put back on the shelves");
@@ -80,7 +80,7 @@ fn a_directory_with_something_in_it_is_never_handed_out() {
     )
     .unwrap();
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 1).unwrap().unwrap();
-    assert_eq!(pool.hand_out(w.as_fd(), c"a"), Ok(false), "the planted one is not handed out");
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(false), "the planted one is not handed out");
     assert!(!root.join("w/a").exists());
     assert_eq!(finish(&pool.parent, true), vec![pool.parent.join("d0")], "and it is reported");
     std::fs::remove_dir_all(&root).unwrap();
@@ -151,5 +151,36 @@ fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
         vec![dirs[1].clone(), dirs[2].clone(), dirs[3].clone()],
         "d0 was empty with its stamp, which did not move: put back unopened"
     );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The journal is written for each directory taken, after it is taken: a hand-out that
+/// finds none asks nothing, one whose record fails moves nothing and keeps the directory.
+#[test]
+fn records_each_hand_out_after_taking_a_directory() {
+    let root = std::env::temp_dir().join(format!("srt-pool-record-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("w")).unwrap();
+    let pool = Pool::create(&root.join("w"), 1).unwrap();
+    let w = nix::fcntl::open(
+        &root.join("w"),
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .unwrap();
+    let asked = std::cell::Cell::new(0);
+    let fails = || {
+        asked.set(asked.get() + 1);
+        Err(libc::ENOSPC)
+    };
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &fails), Err(libc::ENOSPC));
+    assert!(!root.join("w/a").exists() && pool.any_left(), "nothing moved, the directory kept");
+    let ok = || {
+        asked.set(asked.get() + 1);
+        Ok(())
+    };
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", &ok), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"b", &ok), Ok(false));
+    assert_eq!(asked.get(), 2, "not asked when none is left");
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -139,16 +139,21 @@ impl Call<'_> {
         }
         // Below a pool directory the kernel makes directories too, unjournaled: the check
         // walks its whole tree, as it does one moved in. Written before the move, for a
-        // check done after srt's death.
-        if pool.any_left() {
-            self.journal(Entry::Moved(t.path.clone()))?;
-        }
-        if !pool.hand_out(t.parent.as_fd(), &t.name).map_err(fail)? {
+        // check done after srt's death, and only once a directory is taken: a test of
+        // "any left" before it raced with another receiver's hand-out that failed and put
+        // its directory back, and this one went out unjournaled.
+        let record = || {
+            self.journal(Entry::Moved(t.path.clone())).map_err(|o| match o {
+                Outcome::Fail(e) => e,
+                _ => libc::EIO,
+            })
+        };
+        if !pool.hand_out(t.parent.as_fd(), &t.name, &record).map_err(fail)? {
             // namespace mode: the command's directory is on a mount of its own view, and a
             // rename from srt's mount of the pool to it crosses mounts. The same directory
             // on srt's side, checked to be the same inode, takes it.
             let ours = (pool.any_left()).then(|| same_dir_here(t)).flatten();
-            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name).unwrap_or(false)) {
+            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name, &record).unwrap_or(false)) {
                 tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
                 return Ok(false);
             }
