@@ -155,20 +155,48 @@ impl SavedErrno {
     }
 }
 
+/// Whether the last component of `path` starts with a dot (at most `PATH_MAX` bytes
+/// are looked at).
+unsafe fn dot_name(path: *const c_char) -> bool {
+    if path.is_null() {
+        return false;
+    }
+    let (mut first, mut prev) = (0u8, b'/');
+    for i in 0..4096 {
+        // SAFETY: the caller's NUL-terminated path, read up to its NUL.
+        let c = unsafe { *path.add(i) } as u8;
+        if c == 0 {
+            break;
+        }
+        if c != b'/' && prev == b'/' {
+            first = c;
+        }
+        prev = c;
+    }
+    first == b'.'
+}
+
 /// `mkdirat`, with the native bit first (below the pool's directories Landlock lets the
-/// kernel make it), then without it; a directory made is remembered.
+/// kernel make it), then without it; a directory made is remembered. A name with a dot
+/// first (`.claude`, `.vscode`, `.git`: names the supervisor judges) is asked the
+/// supervised way only, so that a program hears at once what srt refuses to make; one a
+/// command makes with the bit itself is moved aside by the check after the run.
 pub(crate) unsafe fn mkdir_at(dirfd: c_int, path: *const c_char, mode: c_uint) -> c_int {
     let call = |mode: c_long| {
         // SAFETY: the raw syscall with the caller's own arguments, as libc would make it.
         unsafe { syscall(nr::MKDIRAT, dirfd as c_long, path, mode) as c_int }
     };
     let saved = SavedErrno::new();
-    let mut r = call(mode as c_long | NATIVE as c_long);
-    // SAFETY: the calling thread's errno, which the C library keeps valid.
-    let refused = unsafe { *__errno_location() };
-    if r < 0 && (refused == EACCES || refused == EROFS) {
-        saved.restore();
-        r = call(mode as c_long);
+    // SAFETY: the caller's path.
+    let dot = unsafe { dot_name(path) };
+    let mut r = call(if dot { mode as c_long } else { mode as c_long | NATIVE as c_long });
+    if r < 0 && !dot {
+        // SAFETY: the calling thread's errno, which the C library keeps valid.
+        let refused = unsafe { *__errno_location() };
+        if refused == EACCES || refused == EROFS {
+            saved.restore();
+            r = call(mode as c_long);
+        }
     }
     if r == 0 {
         let saved = SavedErrno::new();

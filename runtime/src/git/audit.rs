@@ -130,7 +130,7 @@ impl Auditor {
     }
 
     fn changed(&self, st: &libc::stat) -> bool {
-        Stamp::ctime(st) >= self.since
+        Stamp::ctime(st).at_or_after(self.since)
     }
 
     pub(crate) fn unchecked(&mut self, what: String) {

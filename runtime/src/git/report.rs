@@ -22,6 +22,14 @@ impl Stamp {
         Stamp { sec: ts.tv_sec, nsec: ts.tv_nsec }
     }
 
+    /// Whether a ctime of `self` may be a change made at or after `start`. Filesystems
+    /// that keep whole seconds (ext4 with 128-byte inodes, some NFS) stamp a change made
+    /// in the launch's second with that second's start, before `start`: such a stamp
+    /// counts as changed (on others it is one chance in a billion, and only checks more).
+    pub(crate) fn at_or_after(self, start: Stamp) -> bool {
+        self >= start || (self.nsec == 0 && self.sec == start.sec)
+    }
+
     pub(crate) fn ctime(st: &libc::stat) -> Stamp {
         Stamp { sec: st.st_ctime, nsec: st.st_ctime_nsec }
     }
@@ -58,5 +66,21 @@ pub fn tell(report: &Report) {
         eprintln!(
             "srt: error: could not check for planted git configuration: {u}; do not run git there before looking"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stamp;
+
+    #[test]
+    fn a_whole_second_stamp_in_the_launch_second_counts_as_changed() {
+        let start = Stamp { sec: 100, nsec: 400_000_000 };
+        assert!(Stamp { sec: 100, nsec: 400_000_000 }.at_or_after(start));
+        assert!(Stamp { sec: 101, nsec: 0 }.at_or_after(start));
+        // a filesystem that keeps whole seconds stamps a change at 100.5 with 100.0
+        assert!(Stamp { sec: 100, nsec: 0 }.at_or_after(start));
+        assert!(!Stamp { sec: 100, nsec: 399_999_999 }.at_or_after(start));
+        assert!(!Stamp { sec: 99, nsec: 0 }.at_or_after(start));
     }
 }
