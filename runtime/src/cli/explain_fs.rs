@@ -203,7 +203,9 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     );
     let _ =
         writeln!(w, "  them), which writes each to the run's journal first; links and FIFOs are refused inside git");
-    let _ = writeln!(w, "  directories  [supervisor]");
+    let _ = writeln!(w, "  directories  [supervisor]. Below a directory handed out from the pool the kernel makes");
+    let _ =
+        writeln!(w, "  directories too: the hand-out is journaled as moved in, and the check walks that whole tree");
     let _ =
         writeln!(w, "  files and sockets: made by the kernel only below directories made during the run (and TMPDIR);");
     let _ =
@@ -216,11 +218,11 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         writeln!(w, "  after the run, with every process of the command gone, srt checks what the journal names: each");
     let _ = writeln!(
         w,
-        "  directory made and the one it was made in, each directory moved (with what it holds), each link,"
+        "  directory made and the one it was made in, each directory moved or handed out (with what it holds),"
     );
     let _ = writeln!(
         w,
-        "  and the guarded git directories; a git directory's config, config.worktree, commondir, hooks or"
+        "  each link, and the guarded git directories; a git directory's config, config.worktree, commondir, hooks or"
     );
     let _ = writeln!(
         w,

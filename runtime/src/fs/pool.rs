@@ -13,8 +13,11 @@
 //! making files, and when the command makes a directory where files may not be made
 //! natively, the supervisor moves one of them there instead (with the mode the command
 //! asked for). Everything below it is then written natively,
-//! under the same rules as any other writable directory: no rule grants making
-//! directories, links or FIFOs, so those still go through the supervisor and its journal.
+//! under the same rules as any other writable directory, but for directories: the pool's
+//! rules alone grant making them, so that `tar x` does not pay a round trip for each, and
+//! the hand-out is journaled as a directory moved in, so the check walks the whole tree.
+//! No rule grants making links or FIFOs: those still go through the supervisor and its
+//! journal.
 //!
 //! The check after the run removes what is left of the pool; a pool directory the command
 //! wrote into is left in place and reported.

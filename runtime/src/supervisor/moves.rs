@@ -94,8 +94,8 @@ impl Call<'_> {
             }
             let (old, new) = (self.path_arg(addrs[0])?, self.path_arg(addrs[1])?);
             self.directories_moved();
-            // files move natively below write rules; a directory never does (no rule grants
-            // making one), so that each one moved is in the run's journal
+            // files move natively below write rules; a directory never does (the filter traps
+            // every rename), so that each one moved is in the run's journal
             let exchange = flags & libc::RENAME_EXCHANGE != 0;
             if self.both_native(dirfds, &old, &new, exchange) && !self.moves_directory(dirfds, &old, &new, flags) {
                 return Ok(Outcome::Continue);
