@@ -219,8 +219,11 @@ pub fn explain(w: &mut String, policy: &crate::fs::policy::FsPolicy, mediated: b
             "create preload: LD_PRELOAD={} for the command's dynamically linked programs (--no-preload:\n  \
              none): their open(O_CREAT) asks the kernel first, with a flag bit the filter lets through untrapped:\n  \
              files below directories made during the run are made at the kernel's speed; elsewhere Landlock\n  \
-             refuses (EACCES) and it asks again the supervised way. Static programs and fopen() are always\n  \
-             supervised. Kept there, one file per build, where no run's command can write.",
+             refuses (EACCES) and it asks again the supervised way. mkdir() the same below the pool's\n  \
+             directories (names starting with a dot always supervised); chown, lchown, fchownat and\n  \
+             utimensat on a directory the program made go through a descriptor (no round trip). Static\n  \
+             programs and fopen() are always supervised. Kept there, one file per build, where no run's\n  \
+             command can write.",
             p.display(),
         ),
         Err(why) => writeln!(w, "create preload: none ({why}): every open(O_CREAT) goes to the supervisor"),
