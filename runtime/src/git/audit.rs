@@ -90,6 +90,8 @@ pub(crate) struct Auditor {
     /// Names of directories moved aside by a walk when made or changed during the run
     /// ([`Auditor::refuse_made_dirs`]).
     made_dirs_refused: Option<fn(&OsStr) -> bool>,
+    /// Entries a walk reads before it stops ([`MAX_ENTRIES`]; smaller in unit tests).
+    max_entries: usize,
 }
 
 /// A directory waiting to be read, and the mode to give it back when srt had to open it up.
@@ -110,6 +112,7 @@ impl Auditor {
             done: Vec::new(),
             report: Report::default(),
             made_dirs_refused: None,
+            max_entries: MAX_ENTRIES,
         }
     }
 
@@ -154,12 +157,9 @@ impl Auditor {
         let restore = open_up(fd.as_fd());
         let mut stack = vec![Pending { path: path.to_path_buf(), fd, restore }];
         while let Some(dir) = stack.pop() {
-            if self.report.entries >= MAX_ENTRIES {
+            if self.report.entries >= self.max_entries {
                 give_back(dir.fd.as_fd(), dir.restore);
-                self.unchecked(format!(
-                    "{} and what is left below it: more than {MAX_ENTRIES} entries",
-                    dir.path.display()
-                ));
+                self.too_many(&dir.path, dir.fd.as_fd());
                 continue;
             }
             self.read_dir(&dir, &mut stack);
@@ -225,17 +225,6 @@ impl Auditor {
         if head || dir.path.file_name() == Some(OsStr::new(".git")) {
             self.check_git_dir(dir.fd.as_fd(), &dir.path, false);
         }
-    }
-
-    fn made_and_refused(&self, dir: BorrowedFd<'_>, name: &CStr) -> bool {
-        let Some(refused) = self.made_dirs_refused else { return false };
-        // one that cannot be looked at counts as changed
-        refused(OsStr::from_bytes(name.to_bytes()))
-            && match lstat_at(dir, name) {
-                Ok(Some(st)) => self.changed(&st),
-                Ok(None) => false,
-                Err(_) => true,
-            }
     }
 
     /// Opens a subdirectory to walk, opening it up first if the command locked srt out;

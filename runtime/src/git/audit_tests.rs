@@ -150,3 +150,35 @@ fn a_gitfile_is_read_as_git_reads_it() {
     assert_eq!(gitfile_target(b"gitdir:x\n"), None, "git wants the space");
     assert_eq!(gitfile_target(b"gitdir: \n"), None);
 }
+
+/// Past the walk's bound the check moves aside, unread, what was made or changed during
+/// the run (below the pool's directories no journal entry names a directory the kernel
+/// made: a bound that only reported would leave a git directory planted behind enough
+/// files); a plain walk only reports it.
+#[test]
+fn past_the_bound_the_check_moves_aside_what_it_cannot_read() {
+    let t = Tree::new("bound");
+    for i in 0..10 {
+        t.file(&format!("a/f{i}"), "x");
+    }
+    t.repo("b/.git");
+    t.file("b/.git/config", FSMONITOR);
+    let mut check = Auditor::new(Stamp { sec: 0, nsec: 0 }, false, vec![], vec![t.0.clone()]).with_max_entries(3);
+    check.refuse_made_dirs(|_| false);
+    check.walk_root(&t.0);
+    let r = check.finish();
+    assert!(!t.exists("b/.git/config"), "a planted config past the bound stays: {r:?}");
+    assert!(r.unchecked.is_empty(), "{r:?}");
+    assert!(!r.quarantined.is_empty(), "{r:?}");
+
+    let t = Tree::new("bound-plain");
+    for i in 0..10 {
+        t.file(&format!("a/f{i}"), "x");
+    }
+    t.file("b/c/keep", "x");
+    let mut plain = Auditor::new(Stamp { sec: 0, nsec: 0 }, false, vec![], vec![t.0.clone()]).with_max_entries(3);
+    plain.walk_root(&t.0);
+    let r = plain.finish();
+    assert!(t.exists("b/c/keep") && t.exists("a/f0"), "a plain walk moves nothing aside");
+    assert!(!r.unchecked.is_empty(), "{r:?}");
+}

@@ -1,15 +1,52 @@
 //! Moving aside what the check finds: renamed in place, never deleted, so the user can
 //! look at it and take it back.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::ffi::{CStr, OsStr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use nix::errno::Errno;
 
 use super::{Auditor, Quarantined};
-use crate::git::dirfd::cname;
+use crate::git::dirfd::{c_path, cname, libc_cwd, lstat_at, open_dir};
 
 impl Auditor {
+    /// A directory whose name the check refuses ([`Auditor::refuse_made_dirs`]), made or
+    /// changed during the run.
+    pub(super) fn made_and_refused(&self, dir: BorrowedFd<'_>, name: &CStr) -> bool {
+        let Some(refused) = self.made_dirs_refused else { return false };
+        // one that cannot be looked at counts as changed
+        refused(OsStr::from_bytes(name.to_bytes()))
+            && match lstat_at(dir, name) {
+                Ok(Some(st)) => self.changed(&st),
+                Ok(None) => false,
+                Err(_) => true,
+            }
+    }
+
+    /// A directory the walk reached past its bound: in the check after a run (where the
+    /// kernel may have made directories below the pool's that no journal entry names), one
+    /// made or changed during the run is moved aside whole, unread; any other is reported.
+    pub(super) fn too_many(&mut self, path: &Path, dir: BorrowedFd<'_>) {
+        let why = format!("more than {} entries to check", self.max_entries);
+        // one that cannot be looked at counts as changed
+        let changed =
+            self.made_dirs_refused.is_some() && nix::sys::stat::fstat(dir).map_or(true, |st| self.changed(&st));
+        if let (true, Some(parent), Some(name)) = (changed, path.parent(), path.file_name()) {
+            if let Ok(up) = open_dir(libc_cwd(), &c_path(parent)) {
+                return self.quarantine(up.as_fd(), parent, &name.to_string_lossy(), why);
+            }
+        }
+        self.unchecked(format!("{} and what is left below it: {why}", path.display()));
+    }
+
+    #[cfg(test)]
+    pub(crate) fn with_max_entries(mut self, n: usize) -> Auditor {
+        self.max_entries = n;
+        self
+    }
+
     /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken, then a
     /// random suffix: the command may have taken every numbered name first).
     pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
