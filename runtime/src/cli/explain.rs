@@ -126,7 +126,7 @@ pub fn report(
         let _ = writeln!(w, "  (network.transparent is off, or an existing proxy on the settings' ports decides)");
     }
     crate::cli::explain_fs::report(w, &p, settings_files);
-    crate::fs::preload::explain(w, &p.policy, p.filter.mediate_fs);
+    crate::fs::preload::explain(w, &p.policy, p.filter.mediate_fs, p.filter.native_fs);
     crate::launch::env_policy::explain(w, &settings.environment());
     let _ = writeln!(w, "\nsyscalls (seccomp, foreign architectures and x32 killed):");
     let arch = sysno::native();

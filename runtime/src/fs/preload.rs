@@ -40,9 +40,17 @@ pub fn dir() -> PathBuf {
 
 /// Where a run's library is, or why the run gets none: what a run does and `srt explain`
 /// says.
-pub fn place(dir: &Path, policy: &crate::fs::policy::FsPolicy, mediated: bool) -> Result<PathBuf, &'static str> {
+pub fn place(
+    dir: &Path,
+    policy: &crate::fs::policy::FsPolicy,
+    mediated: bool,
+    native: bool,
+) -> Result<PathBuf, &'static str> {
     if !mediated {
         return Err("files are not mediated");
+    }
+    if !native {
+        return Err("without Landlock's filesystem rules nothing may be made by the kernel alone");
     }
     if !available() {
         return Err("this build of srt has none");
@@ -211,9 +219,9 @@ pub fn ld_preload(ours: &Path, inherited: Option<&[u8]>) -> Option<Vec<u8>> {
 }
 
 /// What `srt explain` says about the preload ([`place`]).
-pub fn explain(w: &mut String, policy: &crate::fs::policy::FsPolicy, mediated: bool) {
+pub fn explain(w: &mut String, policy: &crate::fs::policy::FsPolicy, mediated: bool, native: bool) {
     use std::fmt::Write;
-    let _ = match place(&dir(), policy, mediated) {
+    let _ = match place(&dir(), policy, mediated, native) {
         Ok(p) => writeln!(
             w,
             "create preload: LD_PRELOAD={} for the command's dynamically linked programs (--no-preload:\n  \
@@ -257,17 +265,18 @@ mod tests {
         use crate::fs::policy::FsPolicy;
         let open = FsPolicy::default();
         let at = Path::new("/tmp/srt-state-1000");
-        assert_eq!(place(at, &open, true), Ok(path_in(at)));
-        assert_eq!(place(at, &open, false), Err("files are not mediated"));
+        assert_eq!(place(at, &open, true, true), Ok(path_in(at)));
+        assert!(place(at, &open, true, false).is_err(), "no Landlock filesystem rules: no preload");
+        assert_eq!(place(at, &open, false, true), Err("files are not mediated"));
         let denied = FsPolicy { deny_read: vec![PathBuf::from("/tmp")], ..FsPolicy::default() };
-        assert_eq!(place(at, &denied, true), Err("denyRead covers where it is kept"));
-        assert_eq!(place(Path::new("/tmp/a b"), &open, true), Err("its path cannot be named in LD_PRELOAD"));
+        assert_eq!(place(at, &denied, true, true), Err("denyRead covers where it is kept"));
+        assert_eq!(place(Path::new("/tmp/a b"), &open, true, true), Err("its path cannot be named in LD_PRELOAD"));
         // reached through a symlink (a /tmp that is one): denyRead names the real place
         let base = std::env::temp_dir().join(format!("srt-preload-link-test-{}", std::process::id()));
         std::fs::create_dir_all(base.join("real")).unwrap();
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
         let real = FsPolicy { deny_read: vec![base.join("real").canonicalize().unwrap()], ..FsPolicy::default() };
-        assert_eq!(place(&base.join("link/srt-state-1"), &real, true), Err("denyRead covers where it is kept"));
+        assert_eq!(place(&base.join("link/srt-state-1"), &real, true, true), Err("denyRead covers where it is kept"));
         std::fs::remove_dir_all(&base).unwrap();
     }
 

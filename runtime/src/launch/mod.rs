@@ -140,15 +140,19 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         None
     };
-    let preload =
-        match crate::fs::preload::place(&crate::fs::preload::dir(), &prepared.policy, prepared.filter.mediate_fs) {
-            Ok(path) if opts.preload => crate::fs::preload::install_at(&path),
-            Ok(_) => None,
-            Err(why) => {
-                tracing::debug!("no create preload: {why}");
-                None
-            }
-        };
+    let preload = match crate::fs::preload::place(
+        &crate::fs::preload::dir(),
+        &prepared.policy,
+        prepared.filter.mediate_fs,
+        prepared.filter.native_fs,
+    ) {
+        Ok(path) if opts.preload => crate::fs::preload::install_at(&path),
+        Ok(_) => None,
+        Err(why) => {
+            tracing::debug!("no create preload: {why}");
+            None
+        }
+    };
     let envp = command::environment(&opts.settings, &tmp.0, &net.env(), preload.as_deref());
     let mut supervisor = Supervisor::new(prepared.policy.clone(), sysno::native(), route);
     supervisor.journal = journal.clone();

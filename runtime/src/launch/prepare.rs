@@ -75,6 +75,7 @@ pub fn prepare(
     let unix_listed = crate::net::UnixRule::from_settings(settings) == crate::net::UnixRule::Listed;
     let filter = FilterOptions {
         mediate_fs: fs_enabled,
+        native_fs: fs_enabled && kernel_abi >= MIN_ABI_FS,
         tcp: true,
         // namespace mode's transparent and Unix connects go through the supervisor too
         mediate_connect: landlock_mode || transparent || unix_listed,
@@ -231,6 +232,7 @@ mod tests {
             fs_enabled: fs,
             filter: FilterOptions {
                 mediate_fs: fs,
+                native_fs: fs,
                 allow_unix_sockets: false,
                 unix_listed: false,
                 tcp: true,

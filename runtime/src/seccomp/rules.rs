@@ -9,6 +9,10 @@ use super::sysno::{self, Arch};
 pub struct FilterOptions {
     /// Route file-creating and write-opening syscalls to the supervisor.
     pub mediate_fs: bool,
+    /// Opens and `mkdirat` carrying [`NATIVE_CREATE`] go to the kernel alone: only where
+    /// Landlock's filesystem rules are in force, which then judge them (without them, with
+    /// `--allow-weaker`, every such call goes to the supervisor).
+    pub native_fs: bool,
     /// TCP stream sockets allowed (the network goes through the proxy).
     pub tcp: bool,
     /// Every connect() mediated by the supervisor (landlock mode).
@@ -146,7 +150,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
                     nr,
                     Rule::AnyBitUnless {
                         arg,
-                        native: NATIVE_CREATE,
+                        native: if opts.native_fs { NATIVE_CREATE } else { 0 },
                         native_unless: TMPFILE_BIT,
                         always: libc::O_CREAT as u32,
                         unless: nonblock,
@@ -159,7 +163,7 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         // The same bit in mkdirat's mode (the kernel keeps only its low 16 bits): making a
         // directory is what Landlock grants only below the pool's directories, whose whole
         // tree the check after the run walks (it is in the journal as moved in).
-        if let Some(nr) = arch.nr("mkdirat") {
+        if let (Some(nr), true) = (arch.nr("mkdirat"), opts.native_fs) {
             out.push((
                 "mkdirat",
                 nr,
@@ -168,7 +172,8 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
         }
         // umask, chdir and fchdir only so that the supervisor's caches of them are dropped
         // (they are continued)
-        for name in sysno::MEDIATED.iter().filter(|n| **n != "mkdirat").chain(&["umask", "chdir", "fchdir"]) {
+        let native_mkdir = |n: &&&str| **n != "mkdirat" || !opts.native_fs;
+        for name in sysno::MEDIATED.iter().filter(native_mkdir).chain(&["umask", "chdir", "fchdir"]) {
             if let Some(nr) = arch.nr(name) {
                 out.push((*name, nr, Rule::Always(Action::Notify)));
             }

@@ -5,6 +5,7 @@ use super::*;
 fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
     FilterOptions {
         mediate_fs,
+        native_fs: mediate_fs,
         allow_unix_sockets,
         unix_listed: false,
         tcp: false,
@@ -390,4 +391,21 @@ fn descriptor_metadata_that_grants_nothing_is_left_to_the_kernel() {
     for name in ["chmod", "fchmodat", "chown", "fchownat", "lchown", "utimes", "fsetxattr"] {
         assert_eq!(decide(o, name, [3, 0o644, 0, 0, 0, 0]), RET_USER_NOTIF, "{name}");
     }
+}
+
+/// Without Landlock's filesystem rules (`--allow-weaker` on an old kernel) nothing judges
+/// a call the filter lets through: the native bit then grants nothing, every create and
+/// `mkdirat` goes to the supervisor.
+#[test]
+fn the_native_bit_needs_landlock_filesystem_rules() {
+    let n = u64::from(NATIVE_CREATE);
+    let create = (libc::O_WRONLY | libc::O_CREAT) as u64;
+    let with = opts(true, false);
+    assert_eq!(decide(with, "openat", [0, 0, create | n, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(with, "mkdirat", [0, 0, 0o755 | n, 0, 0, 0]), RET_ALLOW);
+    assert_eq!(decide(with, "mkdirat", [0, 0, 0o755, 0, 0, 0]), RET_USER_NOTIF);
+    let without = FilterOptions { native_fs: false, ..with };
+    assert_eq!(decide(without, "openat", [0, 0, create | n, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(without, "mkdirat", [0, 0, 0o755 | n, 0, 0, 0]), RET_USER_NOTIF);
+    assert_eq!(decide(without, "mkdirat", [0, 0, 0o755, 0, 0, 0]), RET_USER_NOTIF);
 }
