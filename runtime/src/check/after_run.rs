@@ -26,7 +26,7 @@
 //! Directories the command locked are opened up for the check and given their modes back.
 
 use std::collections::BTreeSet;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -182,8 +182,7 @@ impl Check<'_> {
             return;
         }
         if crate::git::shape::inside_git_dir(&self.h.guarded, p) {
-            let n = OsString::from(name).to_string_lossy().into_owned();
-            self.a.quarantine(o.fd(), parent, &n, "a link or special file inside a git directory".into());
+            self.a.quarantine(o.fd(), parent, name, "a link or special file inside a git directory".into());
         }
     }
 }

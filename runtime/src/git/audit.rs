@@ -210,7 +210,7 @@ impl Auditor {
             if kind == Some(Type::Directory) && self.made_and_refused(dir.fd.as_fd(), &name) {
                 let why =
                     "a protected project directory name (editor, agent or hook configuration), made during the run";
-                self.quarantine(dir.fd.as_fd(), &dir.path, &String::from_utf8_lossy(b), why.into());
+                self.quarantine(dir.fd.as_fd(), &dir.path, OsStr::from_bytes(b), why.into());
                 continue;
             }
             if kind == Some(Type::Directory) {
@@ -245,12 +245,16 @@ impl Auditor {
             Err(Errno::ENOTDIR | Errno::ELOOP | Errno::ENOENT) => return None,
             Err(Errno::EACCES) => {}
             Err(e) => {
-                let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
-                self.quarantine(parent, path, &n, format!("could not be checked ({e})"));
+                self.quarantine(
+                    parent,
+                    path,
+                    OsStr::from_bytes(name.to_bytes()),
+                    format!("could not be checked ({e})"),
+                );
                 return None;
             }
         }
-        let n = String::from_utf8_lossy(name.to_bytes()).into_owned();
+        let n = OsStr::from_bytes(name.to_bytes());
         match lstat_at(parent, name) {
             Ok(Some(st)) if mine(&st) => {
                 let mode = st.st_mode & 0o7777;
@@ -260,7 +264,7 @@ impl Auditor {
                 if let Ok(fd) = open_dir(parent, name) {
                     return Some((fd, Some(mode)));
                 }
-                self.quarantine(parent, path, &n, "a directory srt could not open to check".into());
+                self.quarantine(parent, path, n, "a directory srt could not open to check".into());
             }
             // someone else's directory (another user's private /tmp entry, another run's
             // TMPDIR): never renamed. The command, with srt's uid and no capabilities, could
@@ -271,7 +275,7 @@ impl Auditor {
                     libc::faccessat(parent.as_raw_fd(), name.as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS)
                 } == 0;
                 if writable {
-                    self.unchecked(format!("{}: writable but not listable by srt", path.join(&n).display()));
+                    self.unchecked(format!("{}: writable but not listable by srt", path.join(n).display()));
                 }
             }
             _ => {}
@@ -381,7 +385,7 @@ impl Auditor {
     fn quarantine_self(&mut self, path: &Path, why: String) {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return };
         match open_dir(libc_cwd(), &c_path(parent)) {
-            Ok(p) => self.quarantine(p.as_fd(), parent, &name.to_string_lossy(), why),
+            Ok(p) => self.quarantine(p.as_fd(), parent, name, why),
             Err(e) => self.unchecked(format!("{}: {why}; and its directory: {e}", path.display())),
         }
     }
@@ -450,8 +454,7 @@ impl Auditor {
                 Err(_) => true,
             };
             if judge {
-                let n = String::from_utf8_lossy(b).into_owned();
-                self.quarantine(fd.as_fd(), &hooks_path, &n, "a hook git would run".into());
+                self.quarantine(fd.as_fd(), &hooks_path, OsStr::from_bytes(b), "a hook git would run".into());
             }
         }
         give_back(fd.as_fd(), restore);

@@ -182,3 +182,30 @@ fn past_the_bound_the_check_moves_aside_what_it_cannot_read() {
     assert!(t.exists("b/c/keep") && t.exists("a/f0"), "a plain walk moves nothing aside");
     assert!(!r.unchecked.is_empty(), "{r:?}");
 }
+
+/// Past the bound, a directory whose name is not UTF-8 is moved aside by its own name: a
+/// lossy copy of it names nothing (the planted repository stayed, only reported) or names
+/// a sibling the command made to take the rename instead.
+#[test]
+fn past_the_bound_a_name_that_is_not_utf8_is_moved_aside() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new("bound-bytes");
+    let odd = OsStr::from_bytes(b"b\xff");
+    let planted = t.0.join(odd).join("r/.git");
+    fs::create_dir_all(planted.join("objects")).unwrap();
+    fs::create_dir_all(planted.join("refs")).unwrap();
+    fs::write(planted.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(planted.join("config"), FSMONITOR).unwrap();
+    t.file("a/keep", "x");
+    let mut check = Auditor::new(Stamp { sec: 0, nsec: 0 }, false, vec![], vec![t.0.clone()]).with_max_entries(1);
+    check.refuse_made_dirs(|_| false);
+    check.walk_root(&t.0);
+    let r = check.finish();
+    assert!(!planted.join("config").exists(), "a planted config past the bound stays: {r:?}");
+    assert!(r.unchecked.is_empty(), "{r:?}");
+    let mut moved = t.0.as_os_str().to_owned();
+    moved.push("/");
+    moved.push(odd);
+    moved.push(".srt-quarantined");
+    assert!(Path::new(&moved).join("r/.git/config").exists(), "moved aside under its own name: {r:?}");
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 use nix::errno::Errno;
 
 use super::{Auditor, Quarantined};
-use crate::git::dirfd::{c_path, cname, libc_cwd, lstat_at, open_dir};
+use crate::git::dirfd::{c_path, libc_cwd, lstat_at, open_dir};
 
 impl Auditor {
     /// A directory whose name the check refuses ([`Auditor::refuse_made_dirs`]), made or
@@ -35,7 +35,7 @@ impl Auditor {
             self.made_dirs_refused.is_some() && nix::sys::stat::fstat(dir).map_or(true, |st| self.changed(&st));
         if let (true, Some(parent), Some(name)) = (changed, path.parent(), path.file_name()) {
             if let Ok(up) = open_dir(libc_cwd(), &c_path(parent)) {
-                return self.quarantine(up.as_fd(), parent, &name.to_string_lossy(), why);
+                return self.quarantine(up.as_fd(), parent, name, why);
             }
         }
         self.unchecked(format!("{} and what is left below it: {why}", path.display()));
@@ -48,21 +48,25 @@ impl Auditor {
     }
 
     /// Renames `dir/name` to `name.srt-quarantined` (or `.1`, `.2`, ... when taken, then a
-    /// random suffix: the command may have taken every numbered name first).
-    pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: &str, why: String) {
-        let from = cname(name);
+    /// random suffix: the command may have taken every numbered name first). `name` as the
+    /// directory holds it, bytes and all: a lossy copy of a name that is not UTF-8 names
+    /// nothing there, or a sibling the command made to take the rename instead.
+    pub(crate) fn quarantine(&mut self, dir: BorrowedFd<'_>, path: &Path, name: impl AsRef<OsStr>, why: String) {
+        let name = name.as_ref();
+        let from = c_path(Path::new(name));
         for i in 0..102 {
-            let to = match i {
-                0 => format!("{name}.srt-quarantined"),
-                1..=99 => format!("{name}.srt-quarantined.{i}"),
+            let mut to = name.to_owned();
+            match i {
+                0 => to.push(".srt-quarantined"),
+                1..=99 => to.push(format!(".srt-quarantined.{i}")),
                 _ => {
                     let mut r = [0u8; 8];
                     // SAFETY: getrandom writes at most the buffer's length into it.
                     unsafe { libc::getrandom(r.as_mut_ptr().cast(), r.len(), 0) };
-                    format!("{name}.srt-quarantined.{:016x}", u64::from_ne_bytes(r))
+                    to.push(format!(".srt-quarantined.{:016x}", u64::from_ne_bytes(r)));
                 }
-            };
-            let cto = cname(&to);
+            }
+            let cto = c_path(Path::new(&to));
             // SAFETY: live descriptor, NUL-terminated names.
             let r = unsafe {
                 libc::renameat2(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), cto.as_ptr(), libc::RENAME_NOREPLACE)

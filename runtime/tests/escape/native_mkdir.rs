@@ -118,6 +118,16 @@ escapes! {
         .setup(|e: &Env| e.dir(&e.w("sub")))
         .prints("MOVED")
         .absent("w/sub/a/.claude/settings.json");
+
+    // the check moves aside a directory with a protected name made or changed during the
+    // run; a user's own one, older than the run, must not reach a walk with a fresh ctime:
+    // the command cannot chmod it, nor move a tree holding it (then walked whole), and srt's
+    // own opening up of a locked one (a fchmod, a ctime) in one walk never meets a second
+    users_protected_directory_is_not_moved_aside_by_the_check =>
+        Scenario::new("chmod 755 sub/in/.vscode; mv sub sub2; mv sub/in sub/in2; echo DONE")
+            .setup(|e: &Env| users_vscode(e, "sub/in", 0o555))
+            .prints("DONE")
+            .check(users_vscode_kept("sub/in"));
 }
 
 /// Python that makes, with the native bit, in every pool directory the command can name
@@ -179,4 +189,27 @@ fn nothing_planted_left(e: &Env, _: &super::harness::Output) -> Result<(), Strin
 
 fn plant_in_pool() -> String {
     format!("/usr/bin/python3 -c '{}'", PLANT_IN_POOL.replace("MKDIRAT", &libc::SYS_mkdirat.to_string()))
+}
+
+/// The user's own `.vscode` (made before the run, with its `tasks.json`) is still in place
+/// and not renamed `*.srt-quarantined`.
+fn users_vscode_kept(rel: &'static str) -> impl Fn(&Env, &super::harness::Output) -> Result<(), String> {
+    move |e: &Env, _| {
+        let t = e.w(rel).join(".vscode/tasks.json");
+        let left: Vec<String> = std::fs::read_dir(e.w(rel))
+            .map(|rd| rd.flatten().map(|d| d.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        if t.exists() {
+            Ok(())
+        } else {
+            Err(format!("the user's .vscode was moved aside: {left:?}"))
+        }
+    }
+}
+
+fn users_vscode(e: &Env, rel: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    e.file(&e.w(&format!("{rel}/.vscode/tasks.json")), "{}");
+    let p = e.w(&format!("{rel}/.vscode"));
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
