@@ -158,8 +158,9 @@ impl Auditor {
         let mut stack = vec![Pending { path: path.to_path_buf(), fd, restore }];
         while let Some(dir) = stack.pop() {
             if self.report.entries >= self.max_entries {
-                give_back(dir.fd.as_fd(), dir.restore);
+                // while srt may still search it: its parent is reached through it
                 self.too_many(&dir.path, dir.fd.as_fd());
+                give_back(dir.fd.as_fd(), dir.restore);
                 continue;
             }
             self.read_dir(&dir, &mut stack);

@@ -209,3 +209,26 @@ fn past_the_bound_a_name_that_is_not_utf8_is_moved_aside() {
     moved.push(".srt-quarantined");
     assert!(Path::new(&moved).join("r/.git/config").exists(), "moved aside under its own name: {r:?}");
 }
+
+/// Past the bound, a directory below one the command locked (mode 000, given back after
+/// srt read it) is moved aside all the same: srt reopened its parent by path, which the
+/// lock refuses to srt's uid, and only reported it, leaving what was planted in it (fails
+/// that way only as a uid other than root, which the lock does not stop).
+#[test]
+fn past_the_bound_a_directory_in_a_locked_one_is_moved_aside() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new("bound-locked");
+    t.repo("lock/r/.git");
+    t.file("lock/r/.git/config", FSMONITOR);
+    let lock = t.0.join("lock");
+    fs::set_permissions(&lock, fs::Permissions::from_mode(0o000)).unwrap();
+    let mut check = Auditor::new(Stamp { sec: 0, nsec: 0 }, false, vec![], vec![t.0.clone()]).with_max_entries(2);
+    check.refuse_made_dirs(|_| false);
+    check.walk_root(&t.0);
+    let r = check.finish();
+    let mode = fs::symlink_metadata(&lock).unwrap().permissions().mode() & 0o7777;
+    fs::set_permissions(&lock, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(mode, 0, "the lock given back");
+    assert!(!t.exists("lock/r/.git/config"), "a planted config past the bound stays: {r:?}");
+    assert!(r.unchecked.is_empty(), "{r:?}");
+}

@@ -7,9 +7,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 
 use super::{Auditor, Quarantined};
-use crate::git::dirfd::{c_path, libc_cwd, lstat_at, open_dir};
+use crate::git::dirfd::{c_path, fstat, libc_cwd, lstat_at, mine, open_dir};
 
 impl Auditor {
     /// A directory whose name the check refuses ([`Auditor::refuse_made_dirs`]), made or
@@ -28,17 +30,46 @@ impl Auditor {
     /// A directory the walk reached past its bound: in the check after a run (where the
     /// kernel may have made directories below the pool's that no journal entry names), one
     /// made or changed during the run is moved aside whole, unread; any other is reported.
+    /// Called while `dir` is still opened up: its parent is reached through it (`..`), not
+    /// by path, which a directory the command locked (its mode given back after srt read
+    /// it) refuses to srt's uid.
     pub(super) fn too_many(&mut self, path: &Path, dir: BorrowedFd<'_>) {
         let why = format!("more than {} entries to check", self.max_entries);
         // one that cannot be looked at counts as changed
         let changed =
             self.made_dirs_refused.is_some() && nix::sys::stat::fstat(dir).map_or(true, |st| self.changed(&st));
         if let (true, Some(parent), Some(name)) = (changed, path.parent(), path.file_name()) {
+            let how = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+            if let Ok(up) = nix::fcntl::openat(dir, c"..", how, Mode::empty()) {
+                return self.quarantine_in_locked(dir, up.as_fd(), parent, name, why);
+            }
             if let Ok(up) = open_dir(libc_cwd(), &c_path(parent)) {
                 return self.quarantine(up.as_fd(), parent, name, why);
             }
         }
         self.unchecked(format!("{} and what is left below it: {why}", path.display()));
+    }
+
+    /// [`Auditor::quarantine`] of `name` in `up` (`dir/..`, opened `O_PATH`), giving the
+    /// parent's owner write and search rights for the moment if srt is the owner.
+    fn quarantine_in_locked(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        up: BorrowedFd<'_>,
+        parent: &Path,
+        name: &OsStr,
+        why: String,
+    ) {
+        let lift = fstat(up).filter(|st| mine(st) && st.st_mode & 0o300 != 0o300).map(|st| st.st_mode & 0o7777);
+        if let Some(m) = lift {
+            // SAFETY: live descriptor, NUL-terminated name; `..` is no symlink.
+            unsafe { libc::fchmodat(dir.as_raw_fd(), c"..".as_ptr(), m | 0o700, 0) };
+        }
+        self.quarantine(up, parent, name, why);
+        if let Some(m) = lift {
+            // SAFETY: as above, giving the mode back (the rename kept `dir` in that parent).
+            unsafe { libc::fchmodat(dir.as_raw_fd(), c"..".as_ptr(), m, 0) };
+        }
     }
 
     #[cfg(test)]
