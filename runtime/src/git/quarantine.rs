@@ -60,7 +60,12 @@ impl Auditor {
         name: &OsStr,
         why: String,
     ) {
-        let lift = fstat(up).filter(|st| mine(st) && st.st_mode & 0o300 != 0o300).map(|st| st.st_mode & 0o7777);
+        // only when the rename would be refused: a parent outside the walked tree (the walk
+        // root's) keeps its mode and ctime whenever srt may write there
+        // SAFETY: live descriptor, NUL-terminated name.
+        let refused =
+            unsafe { libc::faccessat(dir.as_raw_fd(), c"..".as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS) } != 0;
+        let lift = fstat(up).filter(|st| refused && mine(st)).map(|st| st.st_mode & 0o7777);
         if let Some(m) = lift {
             // SAFETY: live descriptor, NUL-terminated name; `..` is no symlink.
             unsafe { libc::fchmodat(dir.as_raw_fd(), c"..".as_ptr(), m | 0o700, 0) };
