@@ -271,20 +271,8 @@ fn list(dir: &Path, left: &mut usize) -> Listing {
         if n == 0 {
             return Listing::Done(out);
         }
-        let mut off = 0usize;
-        while off + 19 < n {
-            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
-            let reclen = usize::from(u16::from_ne_bytes([buf[off + 16], buf[off + 17]]));
-            if reclen < 20 || off + reclen > n {
-                return Listing::OverBudget;
-            }
-            let kind = buf[off + 18];
-            let name = &buf[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            off += reclen;
-            if name == b"." || name == b".." {
-                continue;
-            }
+        for r in crate::fs::dirents::records(&buf[..n]) {
+            let Ok((name, kind)) = r else { return Listing::OverBudget };
             if *left == 0 {
                 return Listing::OverBudget;
             }

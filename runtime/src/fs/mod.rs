@@ -12,6 +12,7 @@
 //!
 //! "Why was my write refused?" starts here: `srt explain` prints what this room decided.
 
+mod dirents;
 mod home_rules;
 pub mod landlock;
 pub mod landlock_plan;

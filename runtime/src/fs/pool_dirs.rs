@@ -120,22 +120,11 @@ pub(crate) fn names(dir: BorrowedFd<'_>) -> std::io::Result<Vec<CString>> {
         if n == 0 {
             return Ok(out);
         }
-        let mut off = 0usize;
-        while off + 19 < n as usize {
-            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
-            let reclen = usize::from(u16::from_ne_bytes([buf[off + 16], buf[off + 17]]));
-            if reclen == 0 || off + reclen > n as usize {
-                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+        for r in crate::fs::dirents::records(&buf[..n as usize]) {
+            let (name, _) = r.map_err(|()| std::io::Error::from_raw_os_error(libc::EIO))?;
+            if let Ok(c) = CString::new(name) {
+                out.push(c);
             }
-            let name = &buf[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            if name != b"." && name != b".." {
-                // the kernel ends each name at its first NUL
-                if let Ok(c) = CString::new(name) {
-                    out.push(c);
-                }
-            }
-            off += reclen;
         }
     }
 }

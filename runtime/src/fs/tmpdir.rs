@@ -106,17 +106,8 @@ fn next_subdir(dir: BorrowedFd<'_>) -> std::io::Result<Option<CString>> {
         if n == 0 {
             return Ok(None);
         }
-        let mut off = 0usize;
-        while off < n as usize {
-            // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name[]
-            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
-            let kind = buf[off + 18];
-            let name = &buf[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            off += reclen;
-            if name == b"." || name == b".." {
-                continue;
-            }
+        for r in crate::fs::dirents::records(&buf[..n as usize]) {
+            let (name, kind) = r.map_err(|()| std::io::Error::from_raw_os_error(libc::EIO))?;
             let Ok(c) = CString::new(name) else { continue };
             let is_dir = match kind {
                 libc::DT_DIR => true,
