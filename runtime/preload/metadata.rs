@@ -22,7 +22,7 @@
 use core::ffi::{c_char, c_int, c_long, c_uint};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::{AT_FDCWD, EACCES, EROFS, NATIVE, __errno_location, syscall};
+use super::{EACCES, EROFS, NATIVE, __errno_location, syscall};
 
 #[cfg(target_arch = "x86_64")]
 mod nr {
@@ -53,9 +53,7 @@ const O_RDONLY: c_int = 0;
 const O_DIRECTORY: c_int = 0o200000;
 const O_NOFOLLOW: c_int = 0o400000;
 const O_CLOEXEC: c_int = 0o2000000;
-const AT_SYMLINK_NOFOLLOW: c_int = 0x100;
-/// `lchown`'s flag.
-pub(crate) const NOFOLLOW: c_int = AT_SYMLINK_NOFOLLOW;
+pub(crate) const AT_SYMLINK_NOFOLLOW: c_int = 0x100;
 const AT_EMPTY_PATH: c_int = 0x1000;
 const S_IFMT: u32 = 0o170000;
 const S_IFDIR: u32 = 0o040000;
@@ -272,6 +270,3 @@ pub(crate) unsafe fn utimens_at(dirfd: c_int, path: *const c_char, times: *const
     // SAFETY: the raw syscall with the caller's own arguments.
     unsafe { syscall(nr::UTIMENSAT, dirfd as c_long, path, times, flags as c_long) as c_int }
 }
-
-/// `AT_FDCWD` for the path-only forms.
-pub(crate) const CWD: c_int = AT_FDCWD;

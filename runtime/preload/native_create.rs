@@ -150,7 +150,7 @@ pub unsafe extern "C" fn creat64(path: *const c_char, mode: c_uint) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn mkdir(path: *const c_char, mode: c_uint) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    unsafe { metadata::mkdir_at(metadata::CWD, path, mode) }
+    unsafe { metadata::mkdir_at(AT_FDCWD, path, mode) }
 }
 
 /// # Safety
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn mkdirat(dirfd: c_int, path: *const c_char, mode: c_uint
 #[no_mangle]
 pub unsafe extern "C" fn chown(path: *const c_char, uid: c_uint, gid: c_uint) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    unsafe { metadata::chown_at(metadata::CWD, path, uid, gid, 0) }
+    unsafe { metadata::chown_at(AT_FDCWD, path, uid, gid, 0) }
 }
 
 /// # Safety
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn chown(path: *const c_char, uid: c_uint, gid: c_uint) ->
 #[no_mangle]
 pub unsafe extern "C" fn lchown(path: *const c_char, uid: c_uint, gid: c_uint) -> c_int {
     // SAFETY: the caller's arguments, passed on.
-    unsafe { metadata::chown_at(metadata::CWD, path, uid, gid, metadata::NOFOLLOW) }
+    unsafe { metadata::chown_at(AT_FDCWD, path, uid, gid, metadata::AT_SYMLINK_NOFOLLOW) }
 }
 
 /// # Safety
