@@ -130,7 +130,15 @@ impl Journal {
         let new = dir.join(format!("{name}.new"));
         let mut attempt = 0;
         let mut file = loop {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            // another run's finish may remove the (empty) directory between `mkdir`'s EEXIST
+            // and the builder's look at it, which then reports EEXIST: made again
+            match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 3 => {
+                    attempt += 1;
+                    continue;
+                }
+                other => other?,
+            }
             owned_private(dir)?;
             let opened = std::fs::OpenOptions::new()
                 .append(true)
