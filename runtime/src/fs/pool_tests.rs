@@ -184,3 +184,28 @@ fn records_each_hand_out_after_taking_a_directory() {
     assert_eq!(asked.get(), 2, "not asked when none is left");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_shelf_bigger_than_a_run_takes_loses_its_empty_extras_once() {
+    let root = std::env::temp_dir().join(format!("srt-shelf-trim-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::create_dir_all(root.join("w")).unwrap();
+    // a build with a bigger shelf put back four
+    let big = Pool::claim(&root.join("state"), &root.join("w"), 4).unwrap().unwrap();
+    assert!(finish(&big.parent, true).is_empty());
+    let shelf = std::fs::read_dir(root.join("state/pool")).unwrap().flatten().next().unwrap().path();
+    let mut dirs: Vec<_> = std::fs::read_dir(&shelf).unwrap().flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    // one holding a directory is never taken nor removed
+    std::fs::create_dir(dirs[3].join("planted")).unwrap();
+    let small = Pool::claim(&root.join("state"), &root.join("w"), 2).unwrap().unwrap();
+    assert_eq!(small.rules().len(), 2);
+    let left: Vec<_> = std::fs::read_dir(&small.parent).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(left.len(), 3, "two taken, the empty extra removed, the written one kept: {left:?}");
+    assert!(left.contains(&dirs[3].file_name().map(|n| small.parent.join(n)).unwrap()));
+    let kept = finish(&small.parent, true);
+    assert_eq!(kept.len(), 1, "the written one is reported: {kept:?}");
+    assert!(kept[0].join("planted").exists());
+    std::fs::remove_dir_all(&root).unwrap();
+}
