@@ -168,7 +168,15 @@ pub fn scopes_signals(abi: i32) -> bool {
 /// `fs`: whether filesystem rules are wanted at all (`filesystem.disabled` turns them off).
 /// `tcp`: handle TCP connect/bind with no port allowed (landlock mode; in namespace mode
 /// the network namespace is the boundary and sandbox-local servers may listen).
-pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchError> {
+/// `held`: descriptors already open on planned directories, by (dev, ino) (the pool's,
+/// opened and checked when the run took them): their rules are added from these rather
+/// than by opening the path again.
+pub fn build(
+    plan: &Plan,
+    fs: bool,
+    tcp: bool,
+    mut held: Vec<((u64, u64), OwnedFd)>,
+) -> Result<RulesetCreated, LaunchError> {
     let err = |e: landlock::RulesetError| LaunchError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
     if fs {
@@ -188,7 +196,12 @@ pub fn build(plan: &Plan, fs: bool, tcp: bool) -> Result<RulesetCreated, LaunchE
     let mut created = ruleset.create().map_err(err)?;
     if fs {
         for rule in &plan.rules {
-            let Some(fd) = open_target(rule)? else {
+            let known = rule.id.filter(|_| rule.is_dir).and_then(|id| held.iter().position(|(h, _)| *h == id));
+            let opened = match known {
+                Some(i) => Some(held.swap_remove(i).1),
+                None => open_target(rule)?,
+            };
+            let Some(fd) = opened else {
                 tracing::debug!("skipping vanished path {}", rule.path.display());
                 continue;
             };

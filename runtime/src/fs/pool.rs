@@ -87,6 +87,19 @@ pub struct Pool {
     free: Mutex<Vec<CString>>,
     /// Name and (dev, ino) of every directory made ahead.
     made: Vec<(CString, (u64, u64))>,
+    /// Descriptors of the shelf's directories, opened when the run took them: their rules
+    /// are added from these ([`Pool::take_held`]), not by opening each path again.
+    held: Mutex<Vec<((u64, u64), OwnedFd)>>,
+}
+
+/// `name` in `dir` as an `O_PATH` descriptor, not following a symlink; `None` where it is
+/// not a directory or cannot be opened.
+fn open_path_at(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Option<OwnedFd> {
+    let how = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a live descriptor and a NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), how) };
+    // SAFETY: a fresh descriptor nobody else owns.
+    (fd >= 0).then(|| unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
 fn child_name(i: usize) -> CString {
@@ -150,7 +163,13 @@ impl Pool {
 
     fn new(parent: PathBuf, dir: OwnedFd, dev: u64, made: Vec<(CString, (u64, u64))>) -> Pool {
         let free = made.iter().rev().map(|(n, _)| n.clone()).collect();
-        Pool { parent, dir, dev, free: Mutex::new(free), made }
+        Pool { parent, dir, dev, free: Mutex::new(free), made, held: Mutex::default() }
+    }
+
+    /// The descriptors opened when the shelf was taken, by (dev, ino), once: for the
+    /// Landlock rules ([`crate::fs::landlock::build`]).
+    pub fn take_held(&self) -> Vec<((u64, u64), OwnedFd)> {
+        self.held.lock().map(|mut h| std::mem::take(&mut *h)).unwrap_or_default()
     }
 
     /// Takes `size` directories from a shelf kept in srt's state directory `state` between
@@ -198,12 +217,22 @@ impl Pool {
         let mut taken = Vec::new();
         let mut stamps = Vec::new();
         let settled_before = now_secs() - SETTLED_SECS;
+        let mut held = Vec::new();
         for name in names(dir.as_fd())? {
+            // those the run may take are opened (their rules are added from the descriptor)
+            let opened = if made.len() < size { open_path_at(dir.as_fd(), &name) } else { None };
+            let st = match &opened {
+                Some(fd) => sys_fstat(fd.as_fd()),
+                None => fstat_at(dir.as_fd(), &name),
+            };
             // what is not an empty-looking directory of ours stays, and is reported after the run
-            if let Ok(st) = fstat_at(dir.as_fd(), &name) {
+            if let Ok(st) = st {
                 if ours(&st) && st.st_nlink == 2 {
                     if made.len() < size {
                         made.push((name.clone(), (st.st_dev, st.st_ino)));
+                        if let Some(fd) = opened {
+                            held.push(((st.st_dev, st.st_ino), fd));
+                        }
                         if st.st_ctime < settled_before {
                             stamps.push(Settled { name: name.clone(), stamp: Stamp::of(&st), empty: false });
                         }
@@ -238,7 +267,11 @@ impl Pool {
                 c.push((parent.clone(), stamps));
             }
         }
-        Ok(Some(Pool::new(parent, dir, dev, made)))
+        let pool = Pool::new(parent, dir, dev, made);
+        if let Ok(mut h) = pool.held.lock() {
+            *h = held;
+        }
+        Ok(Some(pool))
     }
 
     /// Write rules for the directories made ahead.

@@ -209,3 +209,26 @@ fn a_shelf_bigger_than_a_run_takes_loses_its_empty_extras_once() {
     assert!(kept[0].join("planted").exists());
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_taken_shelf_hands_its_directories_descriptors_to_the_rules_once() {
+    let root = std::env::temp_dir().join(format!("srt-shelf-held-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::create_dir_all(root.join("w")).unwrap();
+    let first = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
+    assert!(finish(&first.parent, true).is_empty());
+    // the next run takes the three from the shelf, each opened on the way
+    let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
+    let held = pool.take_held();
+    assert_eq!(held.len(), 3);
+    for (id, fd) in &held {
+        let st = sys_fstat(fd.as_fd()).unwrap();
+        assert_eq!(*id, (st.st_dev, st.st_ino), "the descriptor is the directory it is filed under");
+        assert!(pool.rules().iter().any(|r| r.id == Some(*id)), "and a planned rule's");
+    }
+    assert!(pool.take_held().is_empty(), "once");
+    drop(held);
+    assert!(finish(&pool.parent, true).is_empty());
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -110,7 +110,8 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         if prepared.kernel_abi == 0 {
             break (prepared, None);
         }
-        match landlock::build(&prepared.plan, prepared.fs_enabled, !namespaced) {
+        let held = pool.as_deref().map(crate::fs::pool::Pool::take_held).unwrap_or_default();
+        match landlock::build(&prepared.plan, prepared.fs_enabled, !namespaced, held) {
             Ok(r) => break (prepared, Some(r)),
             // something renamed entries while we planned: plan again from what is there now
             Err(LaunchError::RuleTargetChanged { path }) if attempt < PLAN_ATTEMPTS => {

@@ -101,7 +101,6 @@ fn run(start: Start, setup: RawFd, sigfd: RawFd, lifeline: OwnedFd, finish: &mut
     if let Err(e) = reaper::become_subreaper() {
         child::report_failure(setup, Stage::Spawn, e.raw_os_error().unwrap_or(libc::EIO));
     }
-    let children = reaper::Children::open();
     let (cmd, target) = match start {
         Start::Direct(mut spec) => {
             // SAFETY: getpid cannot fail.
@@ -118,6 +117,11 @@ fn run(start: Start, setup: RawFd, sigfd: RawFd, lifeline: OwnedFd, finish: &mut
             Err((stage, errno)) => child::report_failure(setup, stage, errno),
         },
     };
+    // Opened while the command starts rather than before (0.1 ms of /proc on the way to
+    // its exec): nothing it does can lower this process's limits first, as the supervisor
+    // refuses a prlimit on any pid but the command's own, and namespace mode's cannot name
+    // this one.
+    let children = reaper::Children::open();
     // SAFETY: closing our copy: srt sees the end of the setup socket once the command's
     // own copies are gone (at exec, or with the namespace's init).
     unsafe { libc::close(setup) };
