@@ -14,6 +14,9 @@
 //! with the trees.
 //!
 //! With SRT_BENCH_BASELINE, the trees get that binary's two modes in the same rounds too.
+//! SRT_BENCH_BASELINE_STATE=DIR runs the baseline with `XDG_STATE_HOME=DIR`, so that two
+//! builds that keep different state between runs (a pool shelf of another size) do not
+//! undo each other's at every round.
 //!
 //! cargo bench -p srt-runtime --bench startup [-- ROUNDS] [--trees]
 
@@ -30,9 +33,13 @@ struct Sample {
 // The child is reaped with wait4 (for its rusage), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn run_once(argv: &[&str], dir: &std::path::Path) -> (f64, i64) {
+    // leading NAME=VALUE words are the environment's
+    let vars: Vec<(&str, &str)> = argv.iter().map_while(|a| a.split_once('=')).collect();
+    let argv = &argv[vars.len()..];
     let start = Instant::now();
     let child = Command::new(argv[0])
         .args(&argv[1..])
+        .envs(vars)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -79,6 +86,7 @@ fn main() {
     std::fs::write(&settings, settings_json(&[])).unwrap();
     let s = settings.to_str().unwrap();
     let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
+    let state = baseline_state();
     let mut cases: Vec<(&str, Vec<&str>)> = vec![
         ("true", vec!["/bin/true"]),
         ("bash -c true", vec!["/bin/bash", "-c", "true"]),
@@ -86,8 +94,12 @@ fn main() {
         ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
     if let Some(b) = baseline.as_deref() {
-        cases.push(("baseline landl.", vec![b, "--network-mode=landlock", "-s", s, "-c", "true"]));
-        cases.push(("baseline names.", vec![b, "--network-mode=namespace", "-s", s, "-c", "true"]));
+        for (name, mode) in
+            [("baseline landl.", "--network-mode=landlock"), ("baseline names.", "--network-mode=namespace")]
+        {
+            let argv = state.iter().map(String::as_str).chain([b, mode, "-s", s, "-c", "true"]).collect();
+            cases.push((name, argv));
+        }
     }
     let mut samples = sample(&cases, &dir, rounds);
     let base = median(&mut samples[0].secs.clone());
@@ -114,6 +126,13 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `XDG_STATE_HOME=...` for the baseline's runs, from SRT_BENCH_BASELINE_STATE.
+fn baseline_state() -> Option<String> {
+    let dir = std::env::var("SRT_BENCH_BASELINE_STATE").ok()?;
+    std::fs::create_dir_all(&dir).unwrap();
+    Some(format!("XDG_STATE_HOME={dir}"))
 }
 
 fn settings_json(extra_write: &[&str]) -> String {
@@ -188,6 +207,7 @@ fn trees(rounds: usize) {
     let with_busy = base.join("busy.json");
     std::fs::write(&with_busy, settings_json(&[busy.to_str().unwrap()])).unwrap();
     let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
+    let state = baseline_state();
     println!("srt -c true against bash -c true in the same directory, {rounds} interleaved rounds, medians");
     print!("{:<46} {:>10} {:>16} {:>16}", "where", "bash ms", "landlock +ms", "namespace +ms");
     if baseline.is_some() {
@@ -207,8 +227,12 @@ fn trees(rounds: usize) {
             ("namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
         ];
         if let Some(b) = baseline.as_deref() {
-            cases.push(("baseline landlock", vec![b, "--network-mode=landlock", "-s", s, "-c", "true"]));
-            cases.push(("baseline namespace", vec![b, "--network-mode=namespace", "-s", s, "-c", "true"]));
+            for (name, mode) in
+                [("baseline landlock", "--network-mode=landlock"), ("baseline namespace", "--network-mode=namespace")]
+            {
+                let argv = state.iter().map(String::as_str).chain([b, mode, "-s", s, "-c", "true"]).collect();
+                cases.push((name, argv));
+            }
         }
         let mut v = sample(&cases, dir, rounds);
         let bash = median(&mut v[0].secs);
