@@ -82,17 +82,35 @@ pub(crate) fn clone_into<T>(
     entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
 ) -> std::io::Result<libc::pid_t> {
     const STACK: usize = 256 * 1024;
-    let mut stack = vec![0u8; STACK];
+    // Mapped, not allocated: a zeroed heap allocation of this size may be cleared page by
+    // page (0.04 ms of faults on the way to the command's exec); a fresh mapping is zero
+    // without being touched, and the child uses a few pages of it.
+    // SAFETY: a new private anonymous mapping; nothing else refers to it.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
     let mut slot = std::mem::ManuallyDrop::new(spec);
-    // SAFETY: the stack is live and 16-byte aligned at its top for the whole clone; with
+    // SAFETY: the stack is mapped and 16-byte aligned at its top for the whole clone; with
     // CLONE_VM the parent stays suspended (CLONE_VFORK) until the child execs or exits.
     let pid = unsafe {
-        let top = stack.as_mut_ptr().add(STACK) as usize & !15;
+        let top = (stack as *mut u8).add(STACK) as usize & !15;
         libc::clone(entry, top as *mut libc::c_void, flags, (&mut *slot as *mut T).cast())
     };
     let err = std::io::Error::last_os_error();
     drop(std::mem::ManuallyDrop::into_inner(slot));
-    drop(stack);
+    // SAFETY: our own mapping, which nothing uses any more: the child has exec'd or exited
+    // (CLONE_VFORK), or has a copy of its own (no CLONE_VM).
+    unsafe { libc::munmap(stack, STACK) };
     if pid < 0 {
         return Err(err);
     }
