@@ -42,7 +42,7 @@ fn main() {
 /// A statically linked srt (`scripts/build.sh`) is linked as a fixed-address executable
 /// rather than a static PIE: a static PIE relocates itself at every start (about 130 KB
 /// of pointers, each page then copied on write, and again after srt forks its auditor),
-/// which measured 0.3-0.8 ms of the ~3 ms srt adds to a command on our 2-core VM. What is
+/// which measured 0.75-0.9 ms of the 4-6 ms srt added to a command on our 2-core VM. What is
 /// given up is the randomised address of srt's own code and data (heap, stack and mmap
 /// stay randomised); the README says so. The code stays position-independent, so only the
 /// link changes, and only for the `srt` binary: `srt-proxy`, which answers network peers,

@@ -10,7 +10,8 @@
 //! same directory, interleaved: an empty directory; a 100,000-file repository shaped like a
 //! node_modules install (`.git`, `src/`, `node_modules/` with 1,000 packages of 100 files);
 //! an empty directory with a 100,000-entry directory in `allowWrite` (a busy `/tmp`); and
-//! a 1,000,000-entry tree of 10,000 directories (on tmpfs). Per-command cost must not grow
+//! a 1,000,000-entry tree of 10,000 directories (on tmpfs); and the empty directory and the
+//! repository again with `/tmp` writable too, as most users' settings have it. Per-command cost must not grow
 //! with the trees.
 //!
 //! With SRT_BENCH_BASELINE, the trees get that binary's two modes in the same rounds too.
@@ -94,12 +95,7 @@ fn main() {
         ("srt namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
     ];
     if let Some(b) = baseline.as_deref() {
-        for (name, mode) in
-            [("baseline landl.", "--network-mode=landlock"), ("baseline names.", "--network-mode=namespace")]
-        {
-            let argv = state.iter().map(String::as_str).chain([b, mode, "-s", s, "-c", "true"]).collect();
-            cases.push((name, argv));
-        }
+        cases.extend(baseline_cases(b, s, &state, ["baseline landl.", "baseline names."]));
     }
     let mut samples = sample(&cases, &dir, rounds);
     let base = median(&mut samples[0].secs.clone());
@@ -126,6 +122,21 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The baseline `b`'s `srt -c true` in landlock and namespace mode with settings `s`,
+/// under `names`, with its own state directory when one is given.
+fn baseline_cases<'a>(
+    b: &'a str,
+    s: &'a str,
+    state: &'a Option<String>,
+    names: [&'a str; 2],
+) -> Vec<(&'a str, Vec<&'a str>)> {
+    names
+        .into_iter()
+        .zip(["--network-mode=landlock", "--network-mode=namespace"])
+        .map(|(name, mode)| (name, state.iter().map(String::as_str).chain([b, mode, "-s", s, "-c", "true"]).collect()))
+        .collect()
 }
 
 /// `XDG_STATE_HOME=...` for the baseline's runs, from SRT_BENCH_BASELINE_STATE.
@@ -206,6 +217,8 @@ fn trees(rounds: usize) {
     std::fs::write(&plain, settings_json(&[])).unwrap();
     let with_busy = base.join("busy.json");
     std::fs::write(&with_busy, settings_json(&[busy.to_str().unwrap()])).unwrap();
+    let with_tmp = base.join("tmp.json");
+    std::fs::write(&with_tmp, settings_json(&["/tmp"])).unwrap();
     let baseline = std::env::var("SRT_BENCH_BASELINE").ok();
     let state = baseline_state();
     println!("srt -c true against bash -c true in the same directory, {rounds} interleaved rounds, medians");
@@ -217,6 +230,8 @@ fn trees(rounds: usize) {
     for (label, dir, settings) in [
         ("empty directory", &empty, &plain),
         ("100k-file repository (node_modules)", &repo, &plain),
+        ("empty directory, /tmp writable", &empty, &with_tmp),
+        ("100k-file repository, /tmp writable", &repo, &with_tmp),
         ("empty directory, 100k-entry dir in allowWrite", &empty, &with_busy),
         ("1M entries in 10k directories (tmpfs)", &million, &plain),
     ] {
@@ -227,12 +242,7 @@ fn trees(rounds: usize) {
             ("namespace", vec![srt, "--network-mode=namespace", "-s", s, "-c", "true"]),
         ];
         if let Some(b) = baseline.as_deref() {
-            for (name, mode) in
-                [("baseline landlock", "--network-mode=landlock"), ("baseline namespace", "--network-mode=namespace")]
-            {
-                let argv = state.iter().map(String::as_str).chain([b, mode, "-s", s, "-c", "true"]).collect();
-                cases.push((name, argv));
-            }
+            cases.extend(baseline_cases(b, s, &state, ["baseline landlock", "baseline namespace"]));
         }
         let mut v = sample(&cases, dir, rounds);
         let bash = median(&mut v[0].secs);

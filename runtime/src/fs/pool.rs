@@ -92,16 +92,6 @@ pub struct Pool {
     held: Mutex<Vec<((u64, u64), OwnedFd)>>,
 }
 
-/// `name` in `dir` as an `O_PATH` descriptor, not following a symlink; `None` where it is
-/// not a directory or cannot be opened.
-fn open_path_at(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Option<OwnedFd> {
-    let how = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: a live descriptor and a NUL-terminated name.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), how) };
-    // SAFETY: a fresh descriptor nobody else owns.
-    (fd >= 0).then(|| unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
-}
-
 fn child_name(i: usize) -> CString {
     // digits only: never a NUL byte
     CString::new(format!("d{i}")).unwrap_or_default()
@@ -158,12 +148,18 @@ impl Pool {
             let m = std::fs::symlink_metadata(parent.join(std::ffi::OsStr::from_bytes(name.as_bytes())))?;
             made.push((name, (m.dev(), m.ino())));
         }
-        Ok(Pool::new(parent, dir, dev, made))
+        Ok(Pool::new(parent, dir, dev, made, Vec::new()))
     }
 
-    fn new(parent: PathBuf, dir: OwnedFd, dev: u64, made: Vec<(CString, (u64, u64))>) -> Pool {
+    fn new(
+        parent: PathBuf,
+        dir: OwnedFd,
+        dev: u64,
+        made: Vec<(CString, (u64, u64))>,
+        held: Vec<((u64, u64), OwnedFd)>,
+    ) -> Pool {
         let free = made.iter().rev().map(|(n, _)| n.clone()).collect();
-        Pool { parent, dir, dev, free: Mutex::new(free), made, held: Mutex::default() }
+        Pool { parent, dir, dev, free: Mutex::new(free), made, held: Mutex::new(held) }
     }
 
     /// The descriptors opened when the shelf was taken, by (dev, ino), once: for the
@@ -219,31 +215,35 @@ impl Pool {
         let settled_before = now_secs() - SETTLED_SECS;
         let mut held = Vec::new();
         for name in names(dir.as_fd())? {
-            // those the run may take are opened (their rules are added from the descriptor)
-            let opened = if made.len() < size { open_path_at(dir.as_fd(), &name) } else { None };
+            let wanted = made.len() < size;
+            // those the run may take are opened: their rules are added from the descriptor
+            let opened = if wanted { open_dir_at(Some(dir.as_fd()), &name).ok() } else { None };
             let st = match &opened {
                 Some(fd) => sys_fstat(fd.as_fd()),
                 None => fstat_at(dir.as_fd(), &name),
             };
             // what is not an empty-looking directory of ours stays, and is reported after the run
-            if let Ok(st) = st {
-                if ours(&st) && st.st_nlink == 2 {
-                    if made.len() < size {
-                        made.push((name.clone(), (st.st_dev, st.st_ino)));
-                        if let Some(fd) = opened {
-                            held.push(((st.st_dev, st.st_ino), fd));
-                        }
-                        if st.st_ctime < settled_before {
-                            stamps.push(Settled { name: name.clone(), stamp: Stamp::of(&st), empty: false });
-                        }
-                    // a shelf made by a build with a bigger one: its extra directories (no
-                    // rule grants the command anything in them) go once, rather than be
-                    // checked in full after every run; one that is not empty stays
-                    // SAFETY: live descriptor, NUL-terminated name.
-                    } else if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } == 0 {
-                        continue;
+            let usable = st.as_ref().is_ok_and(|st| ours(st) && st.st_nlink == 2);
+            match (st, opened) {
+                (Ok(st), Some(fd)) if usable => {
+                    let id = (st.st_dev, st.st_ino);
+                    made.push((name.clone(), id));
+                    held.push((id, fd));
+                    if st.st_ctime < settled_before {
+                        stamps.push(Settled { name: name.clone(), stamp: Stamp::of(&st), empty: false });
                     }
                 }
+                // a shelf made by a build with a bigger one: its extra directories (no rule
+                // grants the command anything in them) go once, rather than be checked in
+                // full after every run; one that is not empty stays
+                // SAFETY: live descriptor, NUL-terminated name.
+                _ if usable
+                    && !wanted
+                    && unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } == 0 =>
+                {
+                    continue
+                }
+                _ => {}
             }
             taken.push(name);
         }
@@ -267,11 +267,7 @@ impl Pool {
                 c.push((parent.clone(), stamps));
             }
         }
-        let pool = Pool::new(parent, dir, dev, made);
-        if let Ok(mut h) = pool.held.lock() {
-            *h = held;
-        }
-        Ok(Some(pool))
+        Ok(Some(Pool::new(parent, dir, dev, made, held)))
     }
 
     /// Write rules for the directories made ahead.

@@ -3,11 +3,19 @@
 
 use super::*;
 
-#[test]
-fn hands_out_each_directory_once_then_none() {
-    let root = std::env::temp_dir().join(format!("srt-pool-test-{}", std::process::id()));
+/// A fresh directory for one test, with an empty working directory `w` and state
+/// directory `state` in it.
+fn scratch(tag: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("srt-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("w")).unwrap();
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    root
+}
+
+#[test]
+fn hands_out_each_directory_once_then_none() {
+    let root = scratch("pool-test");
     let pool = Pool::create(&root.join("w"), 2).unwrap();
     assert_eq!(pool.rules().len(), 2);
     let w = nix::fcntl::open(
@@ -29,10 +37,7 @@ fn hands_out_each_directory_once_then_none() {
 
 #[test]
 fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("state")).unwrap();
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-test");
     let w = nix::fcntl::open(
         &root.join("w"),
         nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
@@ -63,9 +68,7 @@ fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
 
 #[test]
 fn a_directory_with_something_in_it_is_never_handed_out() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-planted-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-planted");
     // a shelf planted by someone who could write this state directory
     let shelf = root.join("state/pool/s-000000000000");
     std::fs::create_dir_all(shelf.join("d0")).unwrap();
@@ -88,10 +91,7 @@ fn a_directory_with_something_in_it_is_never_handed_out() {
 
 #[test]
 fn a_shelf_whose_processes_may_live_on_is_removed_not_put_back() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-stale-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("state")).unwrap();
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-stale");
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 2).unwrap().unwrap();
     assert!(finish(&pool.parent, false).is_empty());
     assert!(!pool.parent.exists());
@@ -122,10 +122,7 @@ fn settle(pool: &Pool) {
 
 #[test]
 fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-settled-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("state")).unwrap();
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-settled");
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 4).unwrap().unwrap();
     let dirs: Vec<PathBuf> = pool.rules().iter().map(|r| r.path.clone()).collect();
     let set_attr = |p: &Path| {
@@ -158,9 +155,7 @@ fn a_settled_directory_goes_back_unopened_unless_its_stamp_moved() {
 /// finds none asks nothing, one whose record fails moves nothing and keeps the directory.
 #[test]
 fn records_each_hand_out_after_taking_a_directory() {
-    let root = std::env::temp_dir().join(format!("srt-pool-record-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("pool-record");
     let pool = Pool::create(&root.join("w"), 1).unwrap();
     let w = nix::fcntl::open(
         &root.join("w"),
@@ -187,10 +182,7 @@ fn records_each_hand_out_after_taking_a_directory() {
 
 #[test]
 fn a_shelf_bigger_than_a_run_takes_loses_its_empty_extras_once() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-trim-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("state")).unwrap();
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-trim");
     // a build with a bigger shelf put back four
     let big = Pool::claim(&root.join("state"), &root.join("w"), 4).unwrap().unwrap();
     assert!(finish(&big.parent, true).is_empty());
@@ -212,10 +204,7 @@ fn a_shelf_bigger_than_a_run_takes_loses_its_empty_extras_once() {
 
 #[test]
 fn a_taken_shelf_hands_its_directories_descriptors_to_the_rules_once() {
-    let root = std::env::temp_dir().join(format!("srt-shelf-held-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("state")).unwrap();
-    std::fs::create_dir_all(root.join("w")).unwrap();
+    let root = scratch("shelf-held");
     let first = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
     assert!(finish(&first.parent, true).is_empty());
     // the next run takes the three from the shelf, each opened on the way
