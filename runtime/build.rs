@@ -18,18 +18,23 @@ fn main() {
     let out = PathBuf::from(out).join("native_create.so");
     let target = target.to_string_lossy().into_owned();
     let supported = target.contains("-linux-") && (target.starts_with("x86_64-") || target.starts_with("aarch64-"));
-    let built = supported && {
+    let build = |target: &str| {
         let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
         let status = Command::new(rustc)
             .args(["--edition", "2021", "--crate-type", "cdylib", "--crate-name", "srt_native_create"])
             .args(["-C", "panic=abort", "-C", "opt-level=2", "-C", "strip=symbols", "-C", "target-feature=-crt-static"])
-            .args(["--target", &target])
+            .args(["--target", target])
             .arg("preload/native_create.rs")
             .arg("-o")
             .arg(&out)
             .status();
         matches!(status, Ok(s) if s.success())
     };
+    // The preload goes into the command's programs, glibc's or musl's whatever srt itself
+    // is linked against. It links no libc, so a musl srt gets the one its glibc twin gets
+    // (the -gnu target's, where that is installed).
+    let gnu = target.replace("-linux-musl", "-linux-gnu");
+    let built = supported && ((gnu != target && build(&gnu)) || build(&target));
     if !built {
         println!("cargo:warning=srt is built without its create preload (target {target}): files are made the supervised way");
         // an empty file: srt sees no preload to install

@@ -27,3 +27,4 @@ pub mod error;
 pub mod limits;
 pub mod paths;
 pub mod say;
+pub mod sys;

@@ -15,7 +15,13 @@ use std::sync::OnceLock;
 /// The soft limits srt raises for itself.
 /// `RLIMIT_NOFILE` too: srt's proxy holds two descriptors per tunnel, so under a soft
 /// limit of 1024 a command with ~500 idle tunnels would make every new connect fail.
-const RAISED: [libc::__rlimit_resource_t; 6] =
+/// glibc and musl type the resource argument differently.
+#[cfg(target_env = "gnu")]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+type Resource = libc::c_int;
+
+const RAISED: [Resource; 6] =
     [libc::RLIMIT_AS, libc::RLIMIT_DATA, libc::RLIMIT_STACK, libc::RLIMIT_FSIZE, libc::RLIMIT_CPU, libc::RLIMIT_NOFILE];
 
 /// The signals srt ignores for itself: a write past `RLIMIT_FSIZE`, a write to a closed
@@ -29,7 +35,7 @@ const DEFAULTED: [libc::c_int; 1] = [libc::SIGCHLD];
 /// The limits and dispositions srt was started with: the command's.
 #[derive(Clone, Copy)]
 pub struct Given {
-    limits: [(libc::__rlimit_resource_t, libc::rlimit); RAISED.len()],
+    limits: [(Resource, libc::rlimit); RAISED.len()],
     /// Per [`IGNORED`] signal: whether it was ignored (else default) when srt started.
     ignored: [bool; IGNORED.len()],
     /// Per [`DEFAULTED`] signal: likewise.

@@ -4,7 +4,22 @@
 //! it just is not reported by name.
 #![no_main]
 
+use std::ffi::{c_char, c_int, CStr, OsString};
+use std::os::unix::ffi::OsStringExt;
+
+/// # Safety
+/// Called by the C runtime only, with C's `main` contract: `argv` holds `argc` pointers to
+/// NUL-terminated strings that live as long as the process.
 #[unsafe(no_mangle)]
-pub extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
-    srt_runtime::cli::main()
+pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // The arguments are taken from here rather than `std::env::args_os()`, which is empty
+    // without std's start-up on musl (glibc hands them to std separately; musl does not).
+    let args = (0..usize::try_from(argc).unwrap_or(0))
+        // SAFETY: the contract above: argv holds argc pointers.
+        .map(|i| unsafe { *argv.add(i) })
+        .take_while(|p| !p.is_null())
+        // SAFETY: as above, a NUL-terminated string.
+        .map(|p| OsString::from_vec(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()))
+        .collect();
+    srt_runtime::cli::main(args)
 }

@@ -18,6 +18,11 @@ const VAR: &str = "LD_LIBRARY_PATH";
 /// restarted srt, puts the value back in the environment the command inherits (glibc's
 /// search path is fixed by now). `Err`: the message to stop with.
 pub fn settle(args: &[OsString]) -> Result<(), String> {
+    // musl has no NSS and a static srt loads no library after its start: the variable
+    // names nothing srt reads, and the command inherits it as it is
+    if cfg!(target_env = "musl") {
+        return Ok(());
+    }
     match std::env::var_os(VAR) {
         // glibc ignores an empty value, and there is nothing to hand on
         Some(v) if !v.is_empty() => {

@@ -72,15 +72,15 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
-/// Parses arguments, runs, and returns the process exit code.
-pub fn main() -> i32 {
-    // before anything else: srt's own limits must not be the command's (see limits.rs)
-    let mut args: Vec<OsString> = std::env::args_os().collect();
+/// Parses `args` (the process's, program name first), runs, and returns the process exit
+/// code.
+pub fn main(mut args: Vec<OsString>) -> i32 {
     // first of all: a restart, when it is needed, runs nothing twice
     if let Err(msg) = crate::cli::library_path::settle(&args) {
         eprintln!("{msg}");
         return 1;
     }
+    // srt's own limits must not be the command's (see limits.rs)
     crate::limits::take_own();
     // `srt explain [-s FILE]` is the same as `srt --explain [-s FILE]`.
     if args.get(1).is_some_and(|a| a == "explain") {

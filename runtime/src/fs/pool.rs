@@ -192,13 +192,10 @@ impl Pool {
             ));
         }
         let run = CString::new(format!("r-{}-{}", std::process::id(), nonce())).map_err(std::io::Error::other)?;
-        let shelf = names(sdir.as_fd())?.into_iter().filter(|n| n.as_bytes().starts_with(b"s-")).find(|n| {
-            // SAFETY: live descriptors, NUL-terminated names.
-            let r = unsafe {
-                libc::renameat2(sdir.as_raw_fd(), n.as_ptr(), sdir.as_raw_fd(), run.as_ptr(), libc::RENAME_NOREPLACE)
-            };
-            r == 0
-        });
+        let shelf = names(sdir.as_fd())?
+            .into_iter()
+            .filter(|n| n.as_bytes().starts_with(b"s-"))
+            .find(|n| crate::sys::rename_noreplace(sdir.as_fd(), n, sdir.as_fd(), &run) == 0);
         // SAFETY: live descriptor, NUL-terminated name.
         if shelf.is_none() && unsafe { libc::mkdirat(sdir.as_raw_fd(), run.as_ptr(), 0o700) } < 0 {
             return Err(std::io::Error::last_os_error());
@@ -317,16 +314,7 @@ impl Pool {
             }
             return Err(e);
         }
-        // SAFETY: live descriptors, NUL-terminated names.
-        let r = unsafe {
-            libc::renameat2(
-                self.dir.as_raw_fd(),
-                name.as_ptr(),
-                to_dir.as_raw_fd(),
-                to_name.as_ptr(),
-                libc::RENAME_NOREPLACE,
-            )
-        };
+        let r = crate::sys::rename_noreplace(self.dir.as_fd(), &name, to_dir.as_fd(), to_name);
         if r == 0 {
             return Ok(true);
         }

@@ -103,10 +103,7 @@ impl Auditor {
                 }
             }
             let cto = c_path(Path::new(&to));
-            // SAFETY: live descriptor, NUL-terminated names.
-            let r = unsafe {
-                libc::renameat2(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), cto.as_ptr(), libc::RENAME_NOREPLACE)
-            };
+            let r = crate::sys::rename_noreplace(dir.as_fd(), &from, dir.as_fd(), &cto);
             if r == 0 {
                 self.report.quarantined.push(Quarantined { path: path.join(name), moved_to: path.join(&to), why });
                 return;

@@ -323,12 +323,12 @@ fn read_setup(fd: RawFd) -> SetupMsg {
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&cbuf);
+        msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
         let n = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
         let mut passed: Vec<OwnedFd> = Vec::new();
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if n > 0 && !cmsg.is_null() && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-            let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
+            let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
             let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
             for i in 0..count {
                 // the kernel just installed these descriptors for us

@@ -233,11 +233,11 @@ fn send_fds(sock: RawFd, tag: u8, fds: &[RawFd]) -> Result<(), i32> {
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(len) as usize;
+        msg.msg_controllen = libc::CMSG_SPACE(len) as _;
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(len) as usize;
+        (*c).cmsg_len = libc::CMSG_LEN(len) as _;
         std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c).cast::<RawFd>(), fds.len());
         if libc::sendmsg(sock, &msg, 0) < 0 {
             return Err(errno());

@@ -47,9 +47,10 @@ impl Call<'_> {
             "prlimit64" | "sched_setaffinity" | "sched_setscheduler" | "sched_setparam" | "sched_setattr" => {
                 Target::Pid(a[0] as i32)
             }
-            "setpriority" => match a[0] as u32 {
-                libc::PRIO_PROCESS => Target::Pid(who),
-                libc::PRIO_PGRP => Target::Group(who),
+            // (glibc types PRIO_* unsigned, musl signed)
+            "setpriority" => match a[0] as i64 {
+                w if w == libc::PRIO_PROCESS as i64 => Target::Pid(who),
+                w if w == libc::PRIO_PGRP as i64 => Target::Group(who),
                 _ => Target::Refused,
             },
             // linux/ioprio.h: IOPRIO_WHO_PROCESS 1, IOPRIO_WHO_PGRP 2, IOPRIO_WHO_USER 3
