@@ -23,6 +23,7 @@ pub mod seccomp;
 pub mod supervisor;
 
 // Shared by every room.
+pub mod arena;
 pub mod error;
 pub mod limits;
 pub mod paths;

@@ -7,6 +7,9 @@
 use std::ffi::{c_char, c_int, CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 
+#[global_allocator]
+static ALLOCATOR: srt_runtime::arena::Arena = srt_runtime::arena::Arena::new();
+
 /// # Safety
 /// Called by the C runtime only, with C's `main` contract: `argv` holds `argc` pointers to
 /// NUL-terminated strings that live as long as the process.
