@@ -6,7 +6,8 @@
 //! supervisor appends what the command made that the check must look at (directories made
 //! or moved in, links and special files) *before* it performs each operation: what is not
 //! recorded does not happen. The check reads the whole file ([`read`]) and, once done,
-//! removes it ([`Journal::finish`]).
+//! removes it or keeps it for a later run to write over ([`Journal::finish`],
+//! `journal_spare.rs`).
 //!
 //! A journal whose run is still going is locked (`flock`) by the processes of that run.
 //! One that can be locked by anyone else belongs to a run that died before its check: the
@@ -120,6 +121,7 @@ impl Journal {
     pub fn create(dir: &Path, header: &Header) -> std::io::Result<Journal> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let dir = &dir.join("runs");
+        let transient_dir = transient(dir.parent().unwrap_or(dir));
         let mut nonce = [0u8; 8];
         // SAFETY: getrandom writes at most the buffer's length into it.
         unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
@@ -129,7 +131,7 @@ impl Journal {
         // [`stale`] looks: a journal there that can be locked is always a dead run's.
         let new = dir.join(format!("{name}.new"));
         let mut attempt = 0;
-        let mut file = loop {
+        let (mut file, spare) = loop {
             // another run's finish may remove the (empty) directory between `mkdir`'s EEXIST
             // and the builder's look at it, which then reports EEXIST: made again
             match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
@@ -140,6 +142,11 @@ impl Journal {
                 other => other?,
             }
             owned_private(dir)?;
+            if !transient_dir {
+                if let Some(f) = journal_spare::take(dir, &new) {
+                    break (f, true);
+                }
+            }
             let opened = std::fs::OpenOptions::new()
                 .append(true)
                 .create_new(true)
@@ -149,11 +156,17 @@ impl Journal {
             match opened {
                 // another run's finish removed the (empty) directory in between
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 3 => attempt += 1,
-                other => break other?,
+                other => break (other?, false),
             }
         };
         let head = encode_header(header);
-        let made = lock(&file, false).and_then(|()| file.write_all(&head)).and_then(|()| std::fs::rename(&new, &path));
+        // a spare is locked already, and opened for writing rather than appending
+        let written = if spare {
+            journal_spare::reset(&file, &head)
+        } else {
+            lock(&file, false).and_then(|()| file.write_all(&head))
+        };
+        let made = written.and_then(|()| std::fs::rename(&new, &path));
         if let Err(e) = made {
             let _ = std::fs::remove_file(&new);
             return Err(e);
@@ -199,7 +212,8 @@ impl Journal {
         self.file.as_fd()
     }
 
-    /// The check is done: the journal goes. In the user's state directory the (empty)
+    /// The check is done: the journal goes (in the user's state directory it is kept as a
+    /// spare for a later run, `journal_spare.rs`). In the user's state directory the (empty)
     /// directories and the create preload stay, as programs' state directories do:
     /// removing a directory frees its block, which on a filesystem mounted with `discard`
     /// waits for the device (about 3 ms per run on an ext4 VM disk). In the shared temporary
@@ -212,6 +226,9 @@ impl Journal {
             // one place (`fs::preload::dir`) kept beside the journal: before the journal, so
             // that a srt killed in between leaves a journal whose finish removes it
             let _ = std::fs::remove_file(self.path.with_extension("so"));
+        }
+        if state.is_none() && journal_spare::keep(&self.path) {
+            return Ok(());
         }
         std::fs::remove_file(&self.path)?;
         if let Some(state) = state {
@@ -392,6 +409,9 @@ pub fn adopt(fd: OwnedFd, path: PathBuf) -> Journal {
     let len = file.metadata().map_or(MAX_LEN, |m| m.len());
     Journal { file, path, len: AtomicU64::new(len), full: AtomicBool::new(false) }
 }
+
+#[path = "journal_spare.rs"]
+mod journal_spare;
 
 #[cfg(test)]
 #[path = "journal_tests.rs"]

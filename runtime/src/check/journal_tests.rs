@@ -111,3 +111,68 @@ fn partial_last_record_is_ignored_and_garbage_refused() {
     assert!(parse(&bad).is_err());
     assert!(parse(&record(TAG_DIR, b"/a")).is_err(), "entries without a header");
 }
+
+#[test]
+fn a_finished_journal_is_kept_as_a_spare_and_reused_with_only_the_new_header() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = std::env::temp_dir().join(format!("srt-journal-spare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let runs = dir.join("runs");
+    let mut h = header(&dir);
+    let j = Journal::create(&dir, &h).unwrap();
+    for i in 0..50 {
+        j.record(&Entry::Dir(dir.join(format!("w/an old run's directory {i}")))).unwrap();
+    }
+    let ino = std::fs::metadata(j.path()).unwrap().ino();
+    j.finish().unwrap();
+    drop(j);
+    let spares = |d: &Path| {
+        std::fs::read_dir(d).unwrap().flatten().filter(|e| e.file_name().as_bytes().starts_with(b"spare-")).count()
+    };
+    assert_eq!(spares(&runs), 1, "kept, not removed");
+    assert!(stale(&dir).is_empty(), "a spare is never a dead run's journal");
+
+    h.tmpdir = PathBuf::from("/tmp/srt-2-def");
+    let j = Journal::create(&dir, &h).unwrap();
+    assert_eq!(std::fs::metadata(j.path()).unwrap().ino(), ino, "the same file");
+    assert_eq!(spares(&runs), 0);
+    j.record(&Entry::Moved(dir.join("w/new"))).unwrap();
+    let (h2, entries) = read(j.path()).unwrap();
+    assert_eq!(h2, h, "the new header");
+    assert_eq!(entries, vec![Entry::Moved(dir.join("w/new"))], "none of the old run's entries");
+    assert!(stale(&dir).is_empty(), "locked by its run");
+    j.finish().unwrap();
+    drop(j);
+
+    // a spare its last run still holds locked stays a spare; the run makes a file
+    let held =
+        std::fs::File::open(runs.join(std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().file_name())).unwrap();
+    lock(&held, false).unwrap();
+    let j = Journal::create(&dir, &h).unwrap();
+    assert_ne!(std::fs::metadata(j.path()).unwrap().ino(), ino);
+    assert_eq!(spares(&runs), 1);
+    drop(held);
+    j.finish().unwrap();
+    drop(j);
+
+    // one that is not srt's own (readable by others) is not taken, and goes
+    for e in std::fs::read_dir(&runs).unwrap().flatten() {
+        std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let j = Journal::create(&dir, &h).unwrap();
+    assert_eq!(std::fs::metadata(j.path()).unwrap().mode() & 0o777, 0o600);
+    assert_eq!(read(j.path()).unwrap().1, vec![]);
+    drop(j);
+
+    // no more than a few are kept
+    let mut open = Vec::new();
+    for _ in 0..8 {
+        open.push(Journal::create(&dir, &h).unwrap());
+    }
+    for j in &open {
+        j.finish().unwrap();
+    }
+    assert_eq!(spares(&runs), 4);
+    drop(open);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -29,3 +29,4 @@ pub mod protected_names;
 pub mod resolve;
 pub mod state_dir;
 pub mod tmpdir;
+pub mod tmpdir_shelf;

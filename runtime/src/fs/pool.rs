@@ -362,7 +362,7 @@ const LABELS: &[&[u8]] = &[b"security.selinux", b"security.SMACK64"];
 /// later made below takes it: on a directory of a shelf planted by a run with another
 /// state directory, it would open the files of whichever run is handed it to other users,
 /// whatever that run's umask. Any other attribute too is nothing a new directory has.
-fn bare(d: BorrowedFd<'_>) -> bool {
+pub(crate) fn bare(d: BorrowedFd<'_>) -> bool {
     let mut buf = vec![0u8; 4096];
     // SAFETY: live descriptor; flistxattr writes at most the buffer's length into it.
     let n = unsafe { libc::flistxattr(d.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };

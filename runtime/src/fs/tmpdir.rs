@@ -25,9 +25,11 @@ impl TmpDir {
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
-        let mut b = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
+        if !crate::fs::tmpdir_shelf::take(&path) {
+            let mut b = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+            b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
+        }
         let path = path.canonicalize().unwrap_or(path);
         Ok(TmpDir(path))
     }
@@ -38,6 +40,17 @@ impl TmpDir {
 
     /// Removes the directory and everything in it; `Err` when something is left.
     pub fn remove(&self) -> std::io::Result<()> {
+        remove_tree(&self.0)
+    }
+
+    /// Removes everything in the directory and puts it, empty, on the shelf for a later
+    /// run ([`crate::fs::tmpdir_shelf`]), or removes it too. Only once every process of the
+    /// command is gone: one left would still hold Landlock rights on it.
+    pub fn remove_or_shelve(&self) -> std::io::Result<()> {
+        remove_below(&self.0, false)?;
+        if crate::fs::tmpdir_shelf::put_back(&self.0) {
+            return Ok(());
+        }
         remove_tree(&self.0)
     }
 }
@@ -139,6 +152,11 @@ fn is_dir_at(dir: BorrowedFd<'_>, name: &CStr) -> bool {
 /// Removes `root` and everything below it (see the module comment). Memory grows with the
 /// depth (one name per level), descriptors do not.
 pub fn remove_tree(root: &Path) -> std::io::Result<()> {
+    remove_below(root, true)
+}
+
+/// Removes everything below `root`, and `root` itself when `and_root`.
+fn remove_below(root: &Path, and_root: bool) -> std::io::Result<()> {
     let parent = root.parent().unwrap_or(Path::new("/"));
     let root_name =
         CString::new(root.file_name().map(|n| n.as_bytes()).unwrap_or(b".")).map_err(std::io::Error::other)?;
@@ -175,7 +193,7 @@ pub fn remove_tree(root: &Path) -> std::io::Result<()> {
     }
     drop(cur);
     // SAFETY: live descriptor and NUL-terminated name.
-    if unsafe { libc::unlinkat(top.as_raw_fd(), root_name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
+    if and_root && unsafe { libc::unlinkat(top.as_raw_fd(), root_name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())

@@ -192,7 +192,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     } else {
         Start::Direct(spec)
     };
-    let mut finish = || finish_run(&tmp, journal.clone());
+    let mut finish = || finish_run(&tmp, journal.clone(), true);
     let auditor =
         crate::process::auditor::fork(start, theirs.as_raw_fd(), sigfd.as_raw_fd(), &[ours.as_raw_fd()], &mut finish)?;
     drop(theirs);

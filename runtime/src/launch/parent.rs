@@ -65,7 +65,7 @@ impl Run {
     fn clean_up(mut self, status: libc::c_int, reported: Option<(Stage, i32)>) {
         if libc::WIFSIGNALED(status) {
             reaper::kill_all_descendants(&reaper::Children::open(), true);
-            finish_run(&self.tmp, self.journal.take());
+            finish_run(&self.tmp, self.journal.take(), false);
             std::mem::forget(self.tmp);
         } else if reported.is_some_and(|(stage, _)| crate::process::auditor::nothing_started(stage)) {
             if let Some(j) = self.journal.take() {
@@ -85,8 +85,15 @@ fn child_error(stage: Stage, errno: i32) -> LaunchError {
 /// The end of a run, once every process of the command is gone (in the auditor, or in srt
 /// when the auditor died): the TMPDIR goes first (if something of it stays, the check
 /// looks at it too), then the check after the run.
-pub(crate) fn finish_run(tmp: &TmpDir, journal: Option<std::sync::Arc<crate::check::journal::Journal>>) {
-    if let Err(e) = tmp.remove() {
+/// `all_gone`: every process of the command is known to have ended (the auditor's own end),
+/// so that the emptied TMPDIR may be kept for a later run.
+pub(crate) fn finish_run(
+    tmp: &TmpDir,
+    journal: Option<std::sync::Arc<crate::check::journal::Journal>>,
+    all_gone: bool,
+) {
+    let removed = if all_gone { tmp.remove_or_shelve() } else { tmp.remove() };
+    if let Err(e) = removed {
         crate::warn!("could not remove {}: {e}", tmp.0.display());
     }
     if let Some(j) = journal {
