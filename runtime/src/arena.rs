@@ -9,36 +9,35 @@
 //! system allocator, so memory stays bounded: the arena's size, plus what the system
 //! allocator holds.
 //!
-//! The arena lives in `.bss`: pages the launch never reaches cost nothing, and fresh arena
-//! memory is already zero (`alloc_zeroed` does not clear it again). After `fork` each
-//! process bumps its own copy.
+//! The arena is mapped at the first allocation: pages the launch never reaches cost
+//! nothing, and fresh arena memory is already zero (`alloc_zeroed` does not clear it
+//! again). After `fork` each process bumps its own copy. Not in `.bss`: an `RLIMIT_DATA`
+//! below its size would keep srt from starting at all, before it can raise its own limits
+//! ([`crate::limits`]); where the mapping is refused, the system allocator does everything.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Several launches' worth: one measured 0.23 MiB in an empty directory and 1.3-1.7 MiB in
+/// More than a launch takes: one measured 0.23 MiB in an empty directory and 1.3-1.7 MiB in
 /// this repository (with `/tmp` writable too); the auditor's check after the run gets the
-/// rest (its own copy after the fork).
-pub const SIZE: usize = 8 << 20;
+/// rest (its own copy after the fork). It is also what a long run's srt may hold beyond
+/// what the system allocator would (about 1,500 supervised `mkdir`s use it up).
+pub const SIZE: usize = 4 << 20;
 
-#[repr(C, align(4096))]
-struct Memory<const N: usize>(UnsafeCell<[u8; N]>);
-
-// SAFETY: the bytes are only reached through pointers `Arena::alloc` hands out, each range
-// to one owner: the atomic bump below never hands out a byte twice.
-unsafe impl<const N: usize> Sync for Memory<N> {}
+/// [`Arena::base`] when the mapping could not be made.
+const REFUSED: usize = 1;
 
 /// The global allocator of the `srt` binary, with an arena of `N` bytes.
 pub struct Arena<const N: usize = SIZE> {
-    memory: Memory<N>,
+    /// The mapping's address: 0 before the first allocation, [`REFUSED`] when none.
+    base: AtomicUsize,
     /// Offset of the first byte not yet handed out.
     next: AtomicUsize,
 }
 
 impl<const N: usize> Arena<N> {
     pub const fn new() -> Self {
-        Arena { memory: Memory(UnsafeCell::new([0; N])), next: AtomicUsize::new(0) }
+        Arena { base: AtomicUsize::new(0), next: AtomicUsize::new(0) }
     }
 
     /// Bytes of the arena handed out so far.
@@ -46,18 +45,41 @@ impl<const N: usize> Arena<N> {
         self.next.load(Ordering::Relaxed)
     }
 
-    fn base(&self) -> usize {
-        self.memory.0.get() as usize
+    /// The arena's address, mapped on first use; None when it could not be.
+    fn base(&self) -> Option<usize> {
+        match self.base.load(Ordering::Acquire) {
+            0 => self.map(),
+            REFUSED => None,
+            b => Some(b),
+        }
+    }
+
+    fn map(&self) -> Option<usize> {
+        let (rw, private) = (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
+        // SAFETY: a fresh anonymous mapping, which nothing else refers to yet.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), N, rw, private, -1, 0) };
+        let mine = if p == libc::MAP_FAILED { REFUSED } else { p as usize };
+        match self.base.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => (mine != REFUSED).then_some(mine),
+            Err(theirs) => {
+                // another thread mapped it first: ours was never handed out
+                if mine != REFUSED {
+                    // SAFETY: our own mapping of N bytes, unused.
+                    unsafe { libc::munmap(p, N) };
+                }
+                (theirs != REFUSED).then_some(theirs)
+            }
+        }
     }
 
     fn owns(&self, p: *mut u8) -> bool {
-        let p = p as usize;
-        p >= self.base() && p < self.base() + N
+        let (p, base) = (p as usize, self.base.load(Ordering::Acquire));
+        base > REFUSED && p >= base && p < base + N
     }
 
     /// A fresh, zeroed range for `layout` from the arena, or None when it is used up.
     fn bump(&self, layout: Layout) -> Option<*mut u8> {
-        let base = self.base();
+        let base = self.base()?;
         let mut start = 0;
         self.next
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |next| {
@@ -90,7 +112,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match self.bump(layout) {
-            // never handed out before, so still the zeroes .bss started with
+            // never handed out before, so still the zeroes the mapping began with
             Some(p) => p,
             // SAFETY: as in alloc.
             None => unsafe { System.alloc_zeroed(layout) },
@@ -113,7 +135,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
             return p; // shrinking in place: the tail is simply not used
         }
         // the last block handed out grows in place (a Vec or String being built)
-        let end = p as usize - self.base() + layout.size();
+        let end = p as usize - self.base.load(Ordering::Acquire) + layout.size();
         if end + (new_size - layout.size()) <= N
             && self
                 .next
@@ -165,6 +187,20 @@ mod tests {
         let p = unsafe { a.alloc(l) };
         assert!(!p.is_null() && !a.owns(p));
         unsafe { a.dealloc(p, l) };
+    }
+
+    #[test]
+    fn without_its_mapping_everything_goes_to_the_system_allocator() {
+        let a = Arena::new();
+        a.base.store(REFUSED, Ordering::Release); // as when RLIMIT_DATA refused the mapping
+        let l = Layout::from_size_align(64, 16).unwrap();
+        let p = unsafe { a.alloc_zeroed(l) };
+        assert!(!p.is_null() && !a.owns(p) && (p as usize).is_multiple_of(16));
+        assert!(unsafe { std::slice::from_raw_parts(p, 64) }.iter().all(|b| *b == 0));
+        let q = unsafe { a.realloc(p, l, 4096) };
+        assert!(!q.is_null() && !a.owns(q));
+        unsafe { a.dealloc(q, Layout::from_size_align(4096, 16).unwrap()) };
+        assert_eq!(a.used(), 0);
     }
 
     #[test]

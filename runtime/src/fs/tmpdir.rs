@@ -3,11 +3,13 @@
 //!
 //! The removal walks what the command made, so it is built not to depend on its shape:
 //! no recursion (a tree 20,000 levels deep would overflow the stack), one directory
-//! descriptor open at a time (going back up through `..`, which nothing can move any
-//! more: the command's processes are gone and the directory is mode 0700), symlinks never
-//! followed, and a directory the command locked (`chmod 000`) opened up by srt, its
-//! owner, just before entering it. What cannot be removed is left, reported, and checked
-//! after the run like any writable tree.
+//! descriptor open at a time (going back up through `..`, each checked to be the directory
+//! the walk came down from: the command's processes are gone, but another run of the same
+//! user that may write here could move a directory of the tree elsewhere while it is
+//! emptied, and the walk stops there), symlinks never followed, and a directory the
+//! command locked (`chmod 000`) opened up by srt, its owner, just before entering it.
+//! What cannot be removed is left, reported, and checked after the run like any writable
+//! tree.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -76,13 +78,23 @@ fn open_dir(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
 
 /// Opens directory `name` in `at` and gives its owner (srt) full rights on it, so that its
 /// entries can be removed (`chmod 555` kept them); when its mode keeps the owner from even
-/// opening it, the rights come first (by name: `O_NOFOLLOW` refused a symlink already, and
-/// nothing of the command's runs any more to swap one in).
+/// opening it, the rights come first (through an `O_PATH` descriptor of the directory).
 fn enter(at: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
     let fd = match open_dir(at, name) {
         Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
-            // SAFETY: live descriptor, NUL-terminated name.
-            if unsafe { libc::fchmodat(at.as_raw_fd(), name.as_ptr(), 0o700, 0) } < 0 {
+            // by a descriptor of that very directory (O_PATH needs no right on it), not by
+            // name: fchmodat follows a symlink another run could swap in meanwhile
+            let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: live descriptor and NUL-terminated name; the descriptor is owned below.
+            let p = unsafe { libc::openat(at.as_raw_fd(), name.as_ptr(), flags) };
+            if p < 0 {
+                return Err(e);
+            }
+            // SAFETY: a fresh descriptor nobody else owns.
+            let p = unsafe { OwnedFd::from_raw_fd(p) };
+            let Ok(magic) = CString::new(format!("/proc/self/fd/{}", p.as_raw_fd())) else { return Err(e) };
+            // SAFETY: NUL-terminated path (the magic link names the directory opened above).
+            if unsafe { libc::chmod(magic.as_ptr(), 0o700) } < 0 {
                 return Err(e);
             }
             open_dir(at, name)?
@@ -141,6 +153,17 @@ fn next_subdir(dir: BorrowedFd<'_>) -> std::io::Result<Option<CString>> {
     }
 }
 
+/// A directory's device and inode.
+fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+    // SAFETY: an all-zero stat is a valid out-buffer; fstat on a live descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
 fn is_dir_at(dir: BorrowedFd<'_>, name: &CStr) -> bool {
     // SAFETY: an all-zero stat is a valid out-buffer; fstatat does not follow the name.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -170,19 +193,29 @@ fn remove_below(root: &Path, and_root: bool) -> std::io::Result<()> {
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
         Err(e) => return Err(e),
     };
-    // the names from `root` down to `cur`
+    // the names from `root` down to `cur`, and the directory each was found in
     let mut path: Vec<CString> = Vec::new();
+    let mut parents: Vec<(u64, u64)> = Vec::new();
     loop {
         match next_subdir(cur.as_fd()).map_err(|e| with_path(e, root, &path))? {
             Some(sub) => {
+                let here = identity(cur.as_fd()).map_err(|e| with_path(e, root, &path))?;
                 let next = enter(cur.as_fd(), &sub).map_err(|e| with_path(e, root, &path))?;
                 path.push(sub);
+                parents.push(here);
                 cur = next;
             }
             None => {
                 // `cur` is empty: go up and remove it
-                let Some(name) = path.pop() else { break };
+                let (Some(name), Some(was)) = (path.pop(), parents.pop()) else { break };
                 let up = open_dir(cur.as_fd(), c"..").map_err(|e| with_path(e, root, &path))?;
+                // Another run of the user's, still going and allowed to write where this
+                // tree is, may have moved `cur` elsewhere while it was emptied: its `..`
+                // is then a directory of that run's choosing. Stop rather than remove there.
+                if identity(up.as_fd()).map_err(|e| with_path(e, root, &path))? != was {
+                    let moved = std::io::Error::other("moved while it was being removed; left as it is");
+                    return Err(with_path(moved, root, &path));
+                }
                 cur = up;
                 // SAFETY: live descriptor and NUL-terminated name.
                 if unsafe { libc::unlinkat(cur.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
@@ -233,6 +266,42 @@ mod tests {
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         p
+    }
+
+    #[test]
+    fn a_directory_moved_away_while_it_is_emptied_stops_the_removal_there() {
+        // what a concurrent run allowed to write here can do: at the first removal in
+        // `t/outer/y` it moves `y` into a directory of its choosing, whose `..` the walk
+        // would otherwise climb to and remove
+        let root = scratch("moved");
+        let t = root.join("t");
+        std::fs::create_dir_all(t.join("outer/y")).unwrap();
+        for i in 0..3000 {
+            std::fs::write(t.join(format!("outer/y/f{i}")), "").unwrap();
+        }
+        let victim = root.join("victim");
+        std::fs::create_dir_all(victim.join(".git")).unwrap();
+        std::fs::write(victim.join("keep"), "x").unwrap();
+        // SAFETY: plain inotify calls on a descriptor owned here.
+        let ino = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        assert!(ino >= 0);
+        let y = CString::new(t.join("outer/y").as_os_str().as_bytes()).unwrap();
+        // SAFETY: as above, NUL-terminated path.
+        assert!(unsafe { libc::inotify_add_watch(ino, y.as_ptr(), libc::IN_DELETE) } >= 0);
+        let (from, to) = (t.join("outer/y"), victim.join("y"));
+        let mover = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // SAFETY: reading inotify events into a local buffer.
+            unsafe { libc::read(ino, buf.as_mut_ptr().cast(), buf.len()) };
+            std::fs::rename(&from, &to).unwrap();
+            // SAFETY: closing our inotify descriptor.
+            unsafe { libc::close(ino) };
+        });
+        let r = remove_tree(&t);
+        mover.join().unwrap();
+        assert!(r.is_err(), "the walk noticed the move");
+        assert!(victim.join("keep").exists() && victim.join(".git").is_dir(), "nothing above the moved directory went");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -80,35 +80,54 @@ fn split(path: &Path) -> Option<(OwnedFd, CString)> {
 /// an empty private directory of srt's; false when the run must make its own (a moved
 /// directory that is not fit is removed again).
 pub fn take(path: &Path) -> bool {
-    shelf(false).is_some_and(|s| take_from(s.as_fd(), path))
+    shelf(false).is_some_and(|s| take_from(s.as_fd(), &shelf_path(), path))
 }
 
-fn take_from(shelf: BorrowedFd<'_>, path: &Path) -> bool {
+fn shelf_path() -> std::path::PathBuf {
+    crate::fs::state_dir::fixed().join(std::ffi::OsStr::from_bytes(SHELF.to_bytes()))
+}
+
+fn take_from(shelf: BorrowedFd<'_>, at: &Path, path: &Path) -> bool {
     let Some((parent, name)) = split(path) else { return false };
     let Ok(shelved) = listed(shelf) else { return false };
     for n in shelved.iter().filter(|n| n.as_bytes().starts_with(b"t-")) {
-        if crate::sys::rename_noreplace(shelf, n, parent.as_fd(), &name) != 0 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EXDEV) {
-                return false; // another filesystem: none of them will do
-            }
-            continue; // another run took it first
+        // judged where no command reaches it, before it leaves: once in the TMPDIR's
+        // parent, another run that may write there could change it
+        if !open_dir_at(Some(shelf), n).is_ok_and(|d| fit(d.as_fd())) {
+            discard(shelf, at, n);
+            continue;
         }
-        if open_dir_at(Some(parent.as_fd()), &name).is_ok_and(|d| fit(d.as_fd())) {
+        if crate::sys::rename_noreplace(shelf, n, parent.as_fd(), &name) == 0 {
             return true;
         }
-        let _ = crate::fs::tmpdir::remove_tree(path);
-        return false;
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EXDEV) {
+            return false; // another filesystem: none of them will do
+        }
+        // another run took it first
     }
     false
+}
+
+/// Removes a shelved directory that is not fit to hand out (only srt writes the shelf,
+/// so it can only be one a concurrent run swapped in as it was put back). Moved aside
+/// first: a name another srt could still take.
+fn discard(shelf: BorrowedFd<'_>, at: &Path, n: &CString) {
+    let Ok(aside) = CString::new([b"x".as_slice(), &n.as_bytes()[1..]].concat()) else { return };
+    if crate::sys::rename_noreplace(shelf, n, shelf, &aside) != 0 {
+        return;
+    }
+    if let Err(e) = crate::fs::tmpdir::remove_tree(&at.join(std::ffi::OsStr::from_bytes(aside.as_bytes()))) {
+        crate::warn!("could not remove an unfit directory from srt's TMPDIR shelf: {e}");
+    }
 }
 
 /// Puts the emptied TMPDIR at `path` on the shelf. False when it stays where it is (not
 /// fit, the shelf full or on another filesystem): the caller removes it.
 pub fn put_back(path: &Path) -> bool {
-    shelf(true).is_some_and(|s| put_back_to(s.as_fd(), path))
+    shelf(true).is_some_and(|s| put_back_to(s.as_fd(), &shelf_path(), path))
 }
 
-fn put_back_to(shelf: BorrowedFd<'_>, path: &Path) -> bool {
+fn put_back_to(shelf: BorrowedFd<'_>, at: &Path, path: &Path) -> bool {
     let Some((parent, name)) = split(path) else { return false };
     let Ok(dir) = open_dir_at(Some(parent.as_fd()), &name) else { return false };
     // the command may have changed its TMPDIR's mode; the run's ends with the mode it began with
@@ -124,7 +143,22 @@ fn put_back_to(shelf: BorrowedFd<'_>, path: &Path) -> bool {
     // SAFETY: getrandom writes at most the buffer's length into it.
     unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
     let Ok(to) = CString::new(format!("t-{:016x}", u64::from_ne_bytes(nonce))) else { return false };
-    crate::sys::rename_noreplace(parent.as_fd(), &name, shelf, &to) == 0
+    if crate::sys::rename_noreplace(parent.as_fd(), &name, shelf, &to) != 0 {
+        return false;
+    }
+    // The rename moved whatever had the name by then: another run that may write the
+    // TMPDIR's parent could have swapped another directory in. What arrived must be the
+    // directory judged above; else it goes, and the run's own stays to be removed.
+    let arrived = open_dir_at(Some(shelf), &to).ok();
+    let same = |a: &OwnedFd| {
+        sys_fstat(a.as_fd())
+            .is_ok_and(|x| sys_fstat(dir.as_fd()).is_ok_and(|d| (x.st_dev, x.st_ino) == (d.st_dev, d.st_ino)))
+    };
+    if arrived.as_ref().is_some_and(|a| same(a) && fit(a.as_fd())) {
+        return true;
+    }
+    discard(shelf, at, &to);
+    false
 }
 
 #[cfg(test)]
@@ -158,13 +192,13 @@ mod tests {
         let ino = std::fs::metadata(&run1).unwrap().ino();
         // the command opened its TMPDIR to everyone; it goes back private
         std::fs::set_permissions(&run1, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(put_back_to(shelf.as_fd(), &run1));
+        assert!(put_back_to(shelf.as_fd(), &root.join("shelf"), &run1));
         assert!(!run1.exists());
         let run2 = root.join("srt-2-b");
-        assert!(take_from(shelf.as_fd(), &run2));
+        assert!(take_from(shelf.as_fd(), &root.join("shelf"), &run2));
         let m = std::fs::metadata(&run2).unwrap();
         assert_eq!((m.ino(), m.mode() & 0o7777), (ino, 0o700), "the same directory, private");
-        assert!(!take_from(shelf.as_fd(), &root.join("srt-3-c")), "the shelf is empty now");
+        assert!(!take_from(shelf.as_fd(), &root.join("shelf"), &root.join("srt-3-c")), "the shelf is empty now");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -175,22 +209,23 @@ mod tests {
         let full = root.join("srt-1-a");
         private_dir(&full);
         std::fs::write(full.join("left"), "x").unwrap();
-        assert!(!put_back_to(shelf.as_fd(), &full), "not empty");
+        assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &full), "not empty");
         let labelled = root.join("srt-1-b");
         private_dir(&labelled);
         let c = CString::new(labelled.as_os_str().as_bytes()).unwrap();
         // SAFETY: NUL-terminated path and name, a value of the given length.
         let set = unsafe { libc::setxattr(c.as_ptr(), c"user.srt-test".as_ptr(), b"1".as_ptr().cast(), 1, 0) };
         if set == 0 {
-            assert!(!put_back_to(shelf.as_fd(), &labelled), "an extended attribute");
+            assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &labelled), "an extended attribute");
         }
         // planted on the shelf: a directory with something in it is removed, not handed out
         let planted = root.join("shelf/t-0000000000000001");
         private_dir(&planted);
         std::fs::write(planted.join("plant"), "x").unwrap();
         let run = root.join("srt-2-c");
-        assert!(!take_from(shelf.as_fd(), &run));
+        assert!(!take_from(shelf.as_fd(), &root.join("shelf"), &run));
         assert!(!run.exists() && !planted.exists());
+        assert_eq!(std::fs::read_dir(root.join("shelf")).unwrap().count(), 0, "removed from the shelf");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -202,14 +237,14 @@ mod tests {
             .filter(|i| {
                 let d = root.join(format!("srt-1-{i}"));
                 private_dir(&d);
-                put_back_to(shelf.as_fd(), &d)
+                put_back_to(shelf.as_fd(), &root.join("shelf"), &d)
             })
             .count();
         assert_eq!(kept, KEEP);
         if Path::new("/dev/shm").is_dir() {
             let elsewhere = scratch("/dev/shm", "few");
             let run = elsewhere.join("srt-2-a");
-            assert!(!take_from(shelf.as_fd(), &run), "EXDEV");
+            assert!(!take_from(shelf.as_fd(), &root.join("shelf"), &run), "EXDEV");
             assert!(!run.exists());
             std::fs::remove_dir_all(&elsewhere).unwrap();
         }
