@@ -28,10 +28,12 @@ const RUNTIME_LAYERS: &[(&str, u8)] = &[
     ("fs", 3),
     ("seccomp", 2),
     ("git", 1),
+    ("arena", 0),
     ("error", 0),
     ("limits", 0),
     ("paths", 0),
     ("say", 0),
+    ("sys", 0),
 ];
 
 /// Circles left in runtime/src (the files of each, sorted), between a room's mod.rs and

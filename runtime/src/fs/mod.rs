@@ -30,3 +30,4 @@ pub mod resolve;
 pub mod state_dir;
 pub mod tmpdir;
 pub mod tmpdir_shelf;
+pub mod tree_removal;

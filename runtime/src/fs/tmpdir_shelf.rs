@@ -116,7 +116,7 @@ fn discard(shelf: BorrowedFd<'_>, at: &Path, n: &CString) {
     if crate::sys::rename_noreplace(shelf, n, shelf, &aside) != 0 {
         return;
     }
-    if let Err(e) = crate::fs::tmpdir::remove_tree(&at.join(std::ffi::OsStr::from_bytes(aside.as_bytes()))) {
+    if let Err(e) = crate::fs::tree_removal::remove_tree(&at.join(std::ffi::OsStr::from_bytes(aside.as_bytes()))) {
         crate::warn!("could not remove an unfit directory from srt's TMPDIR shelf: {e}");
     }
 }
