@@ -23,6 +23,7 @@ impl TmpDir {
             b.create(&path).map_err(|source| LaunchError::TmpDir { path: path.clone(), source })?;
         }
         let path = path.canonicalize().unwrap_or(path);
+        crate::fs::tmpdir_shelf::made(&path);
         Ok(TmpDir(path))
     }
 

@@ -12,7 +12,12 @@
 //!
 //! A directory is taken only as an empty, private directory of srt's uid with no
 //! extended attribute, and put back only when the run ended with every process of the
-//! command gone, emptied, and the same.
+//! command gone, emptied, and the same. Landlock rules and open descriptors stay with a
+//! directory wherever it moves, and another run still going may hold some on it (a run
+//! whose policy let it write the TMPDIR's parent got a rule on each directory there). So
+//! a directory goes back only if it is the one this run made or took (not one swapped in
+//! under its name), and is handed out only to a TMPDIR in the same parent directory,
+//! where any such run's policy let it write already.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -20,6 +25,24 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::fs::pool_dirs::{names, open_dir_at, sys_fstat};
+
+/// The run's own TMPDIR (device, inode), recorded when it is made or taken, before the
+/// auditor's fork: the only directory the auditor puts back.
+static MADE: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+
+/// Records the run's TMPDIR at `path` as the one [`put_back`] may keep.
+pub fn made(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = path.symlink_metadata() {
+        let _ = MADE.set((m.dev(), m.ino()));
+    }
+}
+
+/// Shelf names for TMPDIRs of the parent directory `parent`: by its device and inode.
+fn prefix(parent: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    let st = sys_fstat(parent).ok()?;
+    Some(format!("t-{:x}-{:x}-", st.st_dev, st.st_ino).into_bytes())
+}
 
 const SHELF: &std::ffi::CStr = c"tmpdirs";
 /// Enough for a few runs at once; more are removed as before.
@@ -89,8 +112,9 @@ fn shelf_path() -> std::path::PathBuf {
 
 fn take_from(shelf: BorrowedFd<'_>, at: &Path, path: &Path) -> bool {
     let Some((parent, name)) = split(path) else { return false };
+    let Some(prefix) = prefix(parent.as_fd()) else { return false };
     let Ok(shelved) = listed(shelf) else { return false };
-    for n in shelved.iter().filter(|n| n.as_bytes().starts_with(b"t-")) {
+    for n in shelved.iter().filter(|n| n.as_bytes().starts_with(&prefix)) {
         // judged where no command reaches it, before it leaves: once in the TMPDIR's
         // parent, another run that may write there could change it
         if !open_dir_at(Some(shelf), n).is_ok_and(|d| fit(d.as_fd())) {
@@ -124,25 +148,31 @@ fn discard(shelf: BorrowedFd<'_>, at: &Path, n: &CString) {
 /// Puts the emptied TMPDIR at `path` on the shelf. False when it stays where it is (not
 /// fit, the shelf full or on another filesystem): the caller removes it.
 pub fn put_back(path: &Path) -> bool {
-    shelf(true).is_some_and(|s| put_back_to(s.as_fd(), &shelf_path(), path))
+    let Some(&made) = MADE.get() else { return false };
+    shelf(true).is_some_and(|s| put_back_to(s.as_fd(), &shelf_path(), path, made))
 }
 
-fn put_back_to(shelf: BorrowedFd<'_>, at: &Path, path: &Path) -> bool {
+fn put_back_to(shelf: BorrowedFd<'_>, at: &Path, path: &Path, made: (u64, u64)) -> bool {
     let Some((parent, name)) = split(path) else { return false };
     let Ok(dir) = open_dir_at(Some(parent.as_fd()), &name) else { return false };
+    if !sys_fstat(dir.as_fd()).is_ok_and(|st| (st.st_dev, st.st_ino) == made) {
+        return false; // not the run's own: swapped in under its name
+    }
+    let Some(prefix) = prefix(parent.as_fd()) else { return false };
     // the command may have changed its TMPDIR's mode; the run's ends with the mode it began with
     // SAFETY: plain syscall on a descriptor we own.
     unsafe { libc::fchmod(dir.as_raw_fd(), 0o700) };
     if !fit(dir.as_fd()) {
         return false;
     }
-    if listed(shelf).map_or(true, |n| n.iter().filter(|n| n.as_bytes().starts_with(b"t-")).count() >= KEEP) {
+    if listed(shelf).map_or(true, |n| n.iter().filter(|n| n.as_bytes().starts_with(&prefix)).count() >= KEEP) {
         return false;
     }
     let mut nonce = [0u8; 8];
     // SAFETY: getrandom writes at most the buffer's length into it.
     unsafe { libc::getrandom(nonce.as_mut_ptr().cast(), nonce.len(), 0) };
-    let Ok(to) = CString::new(format!("t-{:016x}", u64::from_ne_bytes(nonce))) else { return false };
+    let to = [prefix.as_slice(), format!("{:016x}", u64::from_ne_bytes(nonce)).as_bytes()].concat();
+    let Ok(to) = CString::new(to) else { return false };
     if crate::sys::rename_noreplace(parent.as_fd(), &name, shelf, &to) != 0 {
         return false;
     }
@@ -183,6 +213,16 @@ mod tests {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
 
+    fn id(p: &Path) -> (u64, u64) {
+        let m = std::fs::symlink_metadata(p).unwrap();
+        (m.dev(), m.ino())
+    }
+
+    /// The shelf name prefix of TMPDIRs in `parent`.
+    fn prefix_of(parent: &Path) -> String {
+        String::from_utf8(prefix(open(parent).as_fd()).unwrap()).unwrap()
+    }
+
     #[test]
     fn an_emptied_tmpdir_goes_back_and_is_handed_to_the_next_run() {
         let root = scratch("/tmp", "cycle");
@@ -192,7 +232,7 @@ mod tests {
         let ino = std::fs::metadata(&run1).unwrap().ino();
         // the command opened its TMPDIR to everyone; it goes back private
         std::fs::set_permissions(&run1, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(put_back_to(shelf.as_fd(), &root.join("shelf"), &run1));
+        assert!(put_back_to(shelf.as_fd(), &root.join("shelf"), &run1, id(&run1)));
         assert!(!run1.exists());
         let run2 = root.join("srt-2-b");
         assert!(take_from(shelf.as_fd(), &root.join("shelf"), &run2));
@@ -209,23 +249,50 @@ mod tests {
         let full = root.join("srt-1-a");
         private_dir(&full);
         std::fs::write(full.join("left"), "x").unwrap();
-        assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &full), "not empty");
+        assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &full, id(&full)), "not empty");
         let labelled = root.join("srt-1-b");
         private_dir(&labelled);
         let c = CString::new(labelled.as_os_str().as_bytes()).unwrap();
         // SAFETY: NUL-terminated path and name, a value of the given length.
         let set = unsafe { libc::setxattr(c.as_ptr(), c"user.srt-test".as_ptr(), b"1".as_ptr().cast(), 1, 0) };
         if set == 0 {
-            assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &labelled), "an extended attribute");
+            assert!(
+                !put_back_to(shelf.as_fd(), &root.join("shelf"), &labelled, id(&labelled)),
+                "an extended attribute"
+            );
         }
         // planted on the shelf: a directory with something in it is removed, not handed out
-        let planted = root.join("shelf/t-0000000000000001");
+        let planted = root.join(format!("shelf/{}0000000000000001", prefix_of(&root)));
         private_dir(&planted);
         std::fs::write(planted.join("plant"), "x").unwrap();
         let run = root.join("srt-2-c");
         assert!(!take_from(shelf.as_fd(), &root.join("shelf"), &run));
         assert!(!run.exists() && !planted.exists());
         assert_eq!(std::fs::read_dir(root.join("shelf")).unwrap().count(), 0, "removed from the shelf");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn only_the_runs_own_directory_goes_back_and_only_to_its_parent() {
+        let root = scratch("/tmp", "own");
+        let shelf = open(&root.join("shelf"));
+        let (a, b) = (root.join("a"), root.join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        // another run swapped its own (empty, fit) directory in under this run's name
+        let run = a.join("srt-1-a");
+        private_dir(&run);
+        let own = id(&run);
+        std::fs::rename(&run, root.join("elsewhere")).unwrap();
+        private_dir(&run);
+        assert!(!put_back_to(shelf.as_fd(), &root.join("shelf"), &run, own), "not the run's own");
+        std::fs::remove_dir(&run).unwrap();
+        std::fs::rename(root.join("elsewhere"), &run).unwrap();
+        assert!(put_back_to(shelf.as_fd(), &root.join("shelf"), &run, own));
+        // a TMPDIR in another parent does not get it; one in the same parent does
+        assert!(!take_from(shelf.as_fd(), &root.join("shelf"), &b.join("srt-2-b")));
+        assert!(take_from(shelf.as_fd(), &root.join("shelf"), &a.join("srt-2-b")));
+        assert_eq!(id(&a.join("srt-2-b")), own);
         std::fs::remove_dir_all(&root).unwrap();
     }
 
@@ -237,7 +304,7 @@ mod tests {
             .filter(|i| {
                 let d = root.join(format!("srt-1-{i}"));
                 private_dir(&d);
-                put_back_to(shelf.as_fd(), &root.join("shelf"), &d)
+                put_back_to(shelf.as_fd(), &root.join("shelf"), &d, id(&d))
             })
             .count();
         assert_eq!(kept, KEEP);
