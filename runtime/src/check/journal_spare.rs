@@ -4,9 +4,10 @@
 //! and on a disk mounted with `discard`, removing one waits for the device.
 //!
 //! A spare is taken by renaming it to the new journal's name, then opened, checked to be a
-//! regular file of srt's uid that only it may read, with one link, and locked without
-//! waiting (a run that put it back a moment ago may still hold its lock: that spare is
-//! left, and the run makes a new file). Its old contents go: the header is written over
+//! regular file of srt's uid that only it may read, with one link, open nowhere else (a
+//! write lease is granted: a run that put it back a moment ago may still hold it, and so
+//! may a command that planted it, see [`open_elsewhere`]), and locked without waiting. One
+//! that fails is removed, and the run makes a new file. Its old contents go: the header is written over
 //! them and the file cut to it. Spares are not named `*.journal`, so [`super::stale`]
 //! never takes one for a dead run's.
 
@@ -52,7 +53,7 @@ pub(super) fn take(dir: &Path, new: &Path) -> Option<std::fs::File> {
         f.metadata().is_ok_and(|m| m.is_file() && m.uid() == me && m.mode() & 0o077 == 0 && m.nlink() == 1)
     };
     match file {
-        Some(f) if fits(&f) => {
+        Some(f) if fits(&f) && !open_elsewhere(&f) => {
             // SAFETY: flock on a live descriptor.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                 return Some(f);
@@ -66,6 +67,21 @@ pub(super) fn take(dir: &Path, new: &Path) -> Option<std::fs::File> {
             None
         }
     }
+}
+
+/// Whether any other open file description holds the file: a write lease is granted only
+/// to the file's sole opener. A process that kept a spare open (a command that could
+/// write a state directory of another run's environment planted one and held it) would
+/// otherwise write into every later journal made from it. Where leases are refused (a
+/// filesystem without them, `fs.leases-enable=0`), no spare is used.
+fn open_elsewhere(f: &std::fs::File) -> bool {
+    // SAFETY: fcntl on a live descriptor.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) } < 0 {
+        return true;
+    }
+    // SAFETY: as above; the lease is only a test and goes at once.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+    false
 }
 
 /// Writes `head` over the spare's old contents, cuts the file to it and makes later

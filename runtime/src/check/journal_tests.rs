@@ -144,14 +144,31 @@ fn a_finished_journal_is_kept_as_a_spare_and_reused_with_only_the_new_header() {
     j.finish().unwrap();
     drop(j);
 
-    // a spare its last run still holds locked stays a spare; the run makes a file
+    // a spare its last run still holds (locked, open) is not used but removed; the run
+    // makes a file
     let held =
         std::fs::File::open(runs.join(std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().file_name())).unwrap();
     lock(&held, false).unwrap();
     let j = Journal::create(&dir, &h).unwrap();
     assert_ne!(std::fs::metadata(j.path()).unwrap().ino(), ino);
-    assert_eq!(spares(&runs), 1);
+    assert_eq!(spares(&runs), 0);
     drop(held);
+    j.finish().unwrap();
+    drop(j);
+
+    // one that another process holds open is not taken (it could write into the journal
+    // made from it), and goes
+    let spare = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().as_bytes().starts_with(b"spare-"))
+        .unwrap()
+        .path();
+    let kept_open = std::fs::OpenOptions::new().append(true).open(&spare).unwrap();
+    let kept_ino = std::fs::metadata(&spare).unwrap().ino();
+    let j = Journal::create(&dir, &h).unwrap();
+    assert_ne!(std::fs::metadata(j.path()).unwrap().ino(), kept_ino, "a spare held open elsewhere is not used");
+    drop(kept_open);
     j.finish().unwrap();
     drop(j);
 
