@@ -40,11 +40,6 @@ impl<const N: usize> Arena<N> {
         Arena { base: AtomicUsize::new(0), next: AtomicUsize::new(0) }
     }
 
-    /// Bytes of the arena handed out so far.
-    pub fn used(&self) -> usize {
-        self.next.load(Ordering::Relaxed)
-    }
-
     /// The arena's address, mapped on first use; None when it could not be.
     fn base(&self) -> Option<usize> {
         match self.base.load(Ordering::Acquire) {
@@ -200,7 +195,7 @@ mod tests {
         let q = unsafe { a.realloc(p, l, 4096) };
         assert!(!q.is_null() && !a.owns(q));
         unsafe { a.dealloc(q, Layout::from_size_align(4096, 16).unwrap()) };
-        assert_eq!(a.used(), 0);
+        assert_eq!(a.next.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -120,7 +120,7 @@ fn mount_id(p: &Path) -> Option<u64> {
 }
 
 /// A directory of srt's uid that only it may write.
-fn ours(st: &libc::stat) -> bool {
+pub(crate) fn ours(st: &libc::stat) -> bool {
     // SAFETY: geteuid cannot fail.
     let me = unsafe { libc::geteuid() };
     st.st_mode & libc::S_IFMT == libc::S_IFDIR && st.st_uid == me && st.st_mode & 0o022 == 0

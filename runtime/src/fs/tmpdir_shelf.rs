@@ -65,10 +65,7 @@ fn shelf(make: bool) -> Option<OwnedFd> {
 
 /// A directory of srt's uid that only it may write.
 fn private(d: BorrowedFd<'_>) -> bool {
-    // SAFETY: geteuid cannot fail.
-    let me = unsafe { libc::geteuid() };
-    sys_fstat(d)
-        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR && st.st_uid == me && st.st_mode & 0o022 == 0)
+    sys_fstat(d).is_ok_and(|st| crate::fs::pool::ours(&st))
 }
 
 /// What a TMPDIR must be to be handed to a run or kept for one: an empty directory of
@@ -99,9 +96,9 @@ fn split(path: &Path) -> Option<(OwnedFd, CString)> {
     Some((open_dir_at(None, &parent).ok()?, name))
 }
 
-/// Moves a shelved directory to `path` (which must not exist). True when `path` is then
-/// an empty private directory of srt's; false when the run must make its own (a moved
-/// directory that is not fit is removed again).
+/// Moves a shelved directory of `path`'s parent to `path` (which must not exist). True when
+/// `path` is then an empty private directory of srt's; false when the run must make its
+/// own. A shelved directory that is not fit is removed from the shelf ([`discard`]).
 pub fn take(path: &Path) -> bool {
     shelf(false).is_some_and(|s| take_from(s.as_fd(), &shelf_path(), path))
 }
