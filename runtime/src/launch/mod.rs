@@ -220,6 +220,14 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     if !namespaced {
         // the command's processes are the auditor's descendants ([`crate::supervisor`])
         supervisor.auditor = Some(run.auditor.pid);
+        // srt's ports at the run's addresses: the command's servers never get them
+        if let Some(route) = route {
+            let mut ports = vec![route.port, route.socks_port];
+            if route.transparent.is_some() {
+                ports.push(53);
+            }
+            supervisor.reserved = crate::net::hold(&crate::net::shown_addr::reserved(&route.local, &ports));
+        }
     }
     let (status, setup_error) = supervise(run.auditor.pid, ours, sigfd.as_fd(), supervisor, proxy.as_mut());
     let code = run.end(status, setup_error)?;

@@ -85,6 +85,7 @@ pub fn prepare(
         mediate_metadata: fs_enabled && landlock_mode,
         host_namespaces: landlock_mode,
         judge_signals: landlock_mode && !landlock::scopes_signals(kernel_abi),
+        show_asked_addresses: landlock_mode && !settings.network.allow_local_binding.unwrap_or(false),
         mediate_ptys: fs_enabled && landlock_mode,
     };
     Ok(Prepared { policy, plan, fs_enabled, filter, kernel_abi, tmpdir: tmpdir.to_path_buf(), mode })
@@ -240,6 +241,7 @@ mod tests {
                 mediate_metadata: fs,
                 host_namespaces: true,
                 judge_signals: false,
+                show_asked_addresses: false,
                 mediate_ptys: fs,
                 udp: false,
             },

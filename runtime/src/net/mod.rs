@@ -8,15 +8,16 @@
 //! [`proxy`] starts the embedded proxy and names it to the command; [`route`] decides where
 //! each `connect()` may go; [`socket`] connects the command's own socket there;
 //! [`local_addr`] gives the run a loopback address of its own for the command's local
-//! servers; [`sock_diag`] asks the kernel about sockets.
+//! servers, and [`shown_addr`] shows the command the addresses it asked for; [`sock_diag`] asks the kernel about sockets.
 
 pub mod inside;
 pub mod local_addr;
 pub mod proxy;
 pub mod route;
+pub mod shown_addr;
 pub mod sock_diag;
 pub mod socket;
 
 pub use proxy::{hints, transparent_wanted, Net, NO_GETFD_HINT, RESOLV_CONF};
 pub use route::{inet_addr, judge, Route, UnixRule, Verdict};
-pub use socket::{connect_to, connect_to_proxy, connect_transparent, sockaddr, socket_option, take_socket};
+pub use socket::{connect_to, connect_to_proxy, connect_transparent, hold, sockaddr, socket_option, take_socket};

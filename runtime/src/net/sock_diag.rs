@@ -57,6 +57,85 @@ pub fn tcp_listener(to: SocketAddr) -> io::Result<Option<Listener>> {
     Ok(Some(Listener { cookie, inode: u32_at(68) }))
 }
 
+/// The local and peer addresses of the TCP socket with inode `ino` in srt's network
+/// namespace (the command's, in landlock mode), found by a dump of the TCP sockets there
+/// (those in `TIME_WAIT` left out: they have no inode). `None`: no such socket, or one the
+/// dump does not list (bound, not listening or connected).
+pub fn tcp_by_inode(ino: u64) -> io::Result<Option<(SocketAddr, SocketAddr)>> {
+    const TIME_WAIT: u32 = 6;
+    let Ok(ino) = u32::try_from(ino) else { return Ok(None) };
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        let mut req = Vec::with_capacity(56);
+        req.extend([family as u8, libc::IPPROTO_TCP as u8, 0, 0]);
+        req.extend((!(1u32 << TIME_WAIT)).to_ne_bytes());
+        req.extend([0u8; 48]);
+        let mut found = None;
+        dump(&req, &mut |body| {
+            if found.is_none() && body.len() >= 72 && u32_at(body, 68) == ino {
+                found = Some((addr_at(body, 8, 4), addr_at(body, 24, 6)));
+            }
+        })?;
+        if let Some(f) = found {
+            return Ok(Some(f));
+        }
+    }
+    Ok(None)
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+/// The address at `at` (16 bytes) with the big-endian port at `port_at` of an
+/// `inet_diag_msg` whose family byte comes first.
+fn addr_at(body: &[u8], at: usize, port_at: usize) -> SocketAddr {
+    let port = u16::from_be_bytes([body[port_at], body[port_at + 1]]);
+    let mut ip = [0u8; 16];
+    ip.copy_from_slice(&body[at..at + 16]);
+    if i32::from(body[0]) == libc::AF_INET {
+        SocketAddr::new(IpAddr::from([ip[0], ip[1], ip[2], ip[3]]), port)
+    } else {
+        SocketAddr::new(IpAddr::from(ip), port)
+    }
+}
+
+/// Sends a dump request on a socket of its own and hands each answer's payload to `each`.
+fn dump(req: &[u8], each: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+    const NLM_F_DUMP: u16 = 0x300;
+    const NLMSG_DONE: u16 = 3;
+    let mut conn = open_conn()?;
+    conn.seq = 1;
+    send(&conn, req, NLM_F_REQUEST | NLM_F_DUMP)?;
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        // SAFETY: recv into a live buffer of the given length.
+        let n = unsafe { libc::recv(conn.sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut rest = &buf[..n as usize];
+        while rest.len() >= 16 {
+            let len = u32_at(rest, 0) as usize;
+            if len < 16 || len > rest.len() {
+                return Err(io::Error::other("malformed sock_diag dump"));
+            }
+            match u16::from_ne_bytes([rest[4], rest[5]]) {
+                NLMSG_DONE => return Ok(()),
+                NLMSG_ERROR => {
+                    let e = rest.get(16..20).map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+                    return Err(io::Error::from_raw_os_error(-e));
+                }
+                _ => each(&rest[16..len]),
+            }
+            // messages are 4-byte aligned
+            rest = &rest[len.next_multiple_of(4).min(rest.len())..];
+        }
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
 /// A netlink socket of the calling thread's, kept for its lookups (the supervisor asks
 /// twice per local connect), with the sequence number of its last request.
 struct Conn {
@@ -111,10 +190,35 @@ fn ask(req: &[u8]) -> io::Result<Option<Vec<u8>>> {
 
 fn exchange(conn: &mut Conn, req: &[u8]) -> io::Result<Option<Vec<u8>>> {
     conn.seq = conn.seq.wrapping_add(1);
+    send(conn, req, NLM_F_REQUEST)?;
+    let mut buf = vec![0u8; 8192];
+    // SAFETY: recv into a live buffer of the given length.
+    let n = unsafe { libc::recv(conn.sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n < 16 {
+        return Err(if n < 0 { io::Error::last_os_error() } else { io::Error::other("short sock_diag reply") });
+    }
+    buf.truncate(n as usize);
+    if u32::from_ne_bytes([buf[8], buf[9], buf[10], buf[11]]) != conn.seq {
+        return Err(io::Error::other("sock_diag reply to another request"));
+    }
+    let kind = u16::from_ne_bytes([buf[4], buf[5]]);
+    if kind == NLMSG_ERROR {
+        let err = buf.get(16..20).map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+        return match -err {
+            libc::ENOENT => Ok(None),
+            e => Err(io::Error::from_raw_os_error(e)),
+        };
+    }
+    Ok(Some(buf.split_off(16)))
+}
+
+/// Sends one `SOCK_DIAG_BY_FAMILY` request to the kernel with the connection's sequence
+/// number.
+fn send(conn: &Conn, req: &[u8], flags: u16) -> io::Result<()> {
     let mut msg = Vec::with_capacity(16 + req.len());
     msg.extend(((16 + req.len()) as u32).to_ne_bytes());
     msg.extend(SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    msg.extend(NLM_F_REQUEST.to_ne_bytes());
+    msg.extend(flags.to_ne_bytes());
     msg.extend(conn.seq.to_ne_bytes());
     msg.extend(0u32.to_ne_bytes()); // port id: the kernel
     msg.extend_from_slice(req);
@@ -135,25 +239,7 @@ fn exchange(conn: &mut Conn, req: &[u8]) -> io::Result<Option<Vec<u8>>> {
     if sent != msg.len() as isize {
         return Err(io::Error::last_os_error());
     }
-    let mut buf = vec![0u8; 8192];
-    // SAFETY: recv into a live buffer of the given length.
-    let n = unsafe { libc::recv(conn.sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n < 16 {
-        return Err(if n < 0 { io::Error::last_os_error() } else { io::Error::other("short sock_diag reply") });
-    }
-    buf.truncate(n as usize);
-    if u32::from_ne_bytes([buf[8], buf[9], buf[10], buf[11]]) != conn.seq {
-        return Err(io::Error::other("sock_diag reply to another request"));
-    }
-    let kind = u16::from_ne_bytes([buf[4], buf[5]]);
-    if kind == NLMSG_ERROR {
-        let err = buf.get(16..20).map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
-        return match -err {
-            libc::ENOENT => Ok(None),
-            e => Err(io::Error::from_raw_os_error(e)),
-        };
-    }
-    Ok(Some(buf.split_off(16)))
+    Ok(())
 }
 
 /// The type (`SOCK_STREAM`, `SOCK_DGRAM`, `SOCK_SEQPACKET`) of the Unix socket with inode
@@ -216,6 +302,26 @@ mod tests {
         let Ok(l) = TcpListener::bind("[::1]:0") else { return }; // no IPv6 here
         let found = tcp_listener(l.local_addr().unwrap()).unwrap().unwrap();
         assert_eq!(found.cookie, cookie(&l));
+    }
+
+    #[test]
+    fn finds_a_connected_socket_by_its_inode() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (a, _) = l.accept().unwrap();
+        let ino = |s: &dyn AsRawFd| {
+            // SAFETY: fstat into a zeroed stat.
+            unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::fstat(s.as_raw_fd(), &mut st);
+                st.st_ino
+            }
+        };
+        let want = (c.local_addr().unwrap(), c.peer_addr().unwrap());
+        assert_eq!(tcp_by_inode(ino(&c)).unwrap(), Some(want));
+        assert_eq!(tcp_by_inode(ino(&a)).unwrap(), Some((want.1, want.0)));
+        assert_eq!(tcp_by_inode(ino(&l)).unwrap().map(|f| f.0), Some(l.local_addr().unwrap()));
+        assert_eq!(tcp_by_inode(u64::from(u32::MAX) + 1).unwrap(), None);
     }
 
     #[test]

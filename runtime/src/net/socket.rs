@@ -77,6 +77,31 @@ pub fn sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     }
 }
 
+/// Sockets bound (never listening) at each of `addrs`, so that no one else can bind there
+/// while they are held; one that cannot be bound (a privileged port, someone already
+/// there) is left out: whoever is there, or the same refusal, keeps the command off it too.
+pub fn hold(addrs: &[SocketAddr]) -> Vec<OwnedFd> {
+    let mut out = Vec::with_capacity(addrs.len());
+    for a in addrs {
+        let family = if a.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
+        // SAFETY: plain syscall; the descriptor is owned below.
+        let fd = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: a fresh descriptor nobody else owns.
+        let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+        let (st, len) = sockaddr(a);
+        // SAFETY: bind with a sockaddr we built, of the length given.
+        if unsafe { libc::bind(fd, (&st as *const libc::sockaddr_storage).cast(), len) } == 0 {
+            out.push(sock);
+        } else {
+            tracing::debug!(%a, "not held: {}", std::io::Error::last_os_error());
+        }
+    }
+    out
+}
+
 fn last_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }

@@ -34,6 +34,10 @@ pub struct FilterOptions {
     /// pidfds and SIGIO owners go to the supervisor's pid judge; `FIOSETOWN`/`SIOCSPGRP`
     /// are refused.
     pub judge_signals: bool,
+    /// Landlock mode: `getsockname` and `getpeername` go to the supervisor, which shows the
+    /// command the loopback addresses it asked for rather than the run's own
+    /// ([`crate::net::shown_addr`]). Off with `allowLocalBinding`, where binds go as asked.
+    pub show_asked_addresses: bool,
     /// `TIOCGPTPEER` goes to the supervisor (landlock mode: `/dev/pts` is shared with other
     /// sessions, so Landlock grants only the command's own terminals and the supervisor
     /// opens the ptys the command allocated).
@@ -190,12 +194,18 @@ pub fn rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)>
 }
 
 /// Landlock mode: `bind` and `listen` go to the supervisor, which places the command's
-/// servers on the run's own loopback address (Landlock lets no TCP bind through by itself);
-/// without connect mediation there is no supervisor to place them, and `listen` is refused.
+/// servers on the run's own loopback address (Landlock lets no TCP bind through by itself),
+/// and `getsockname`/`getpeername`, which show the command what it asked for; without
+/// connect mediation there is no supervisor to place them, and `listen` is refused.
 pub(super) fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'static str, i64, Rule)> {
     let action = if opts.mediate_connect { Action::Notify } else { Action::Errno(libc::EPERM) };
     let names: &[&'static str] = if opts.mediate_connect { &["bind", "listen"] } else { &["listen"] };
-    names.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(action)))).collect()
+    let shown: &[&'static str] =
+        if opts.mediate_connect && opts.show_asked_addresses { &["getsockname", "getpeername"] } else { &[] };
+    let mut out: Vec<_> =
+        names.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(action)))).collect();
+    out.extend(shown.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(Action::Notify)))));
+    out
 }
 
 /// Landlock mode's metadata calls go to the supervisor, but for three on an open

@@ -170,7 +170,7 @@ static COMMON: &[(&str, i64)] = {
         ("fchown", SYS_fchown), ("fchownat", SYS_fchownat), ("utimensat", SYS_utimensat),
         ("setxattr", SYS_setxattr), ("lsetxattr", SYS_lsetxattr), ("fsetxattr", SYS_fsetxattr),
         ("removexattr", SYS_removexattr), ("lremovexattr", SYS_lremovexattr), ("fremovexattr", SYS_fremovexattr),
-        ("setxattrat", 463), ("removexattrat", 466), ("file_setattr", 469), ("listen", SYS_listen), ("umask", SYS_umask), ("chdir", SYS_chdir), ("fchdir", SYS_fchdir),
+        ("setxattrat", 463), ("removexattrat", 466), ("file_setattr", 469), ("listen", SYS_listen), ("getsockname", SYS_getsockname), ("getpeername", SYS_getpeername), ("umask", SYS_umask), ("chdir", SYS_chdir), ("fchdir", SYS_fchdir),
         ("msgget", SYS_msgget), ("msgsnd", SYS_msgsnd), ("msgrcv", SYS_msgrcv), ("msgctl", SYS_msgctl),
         ("semget", SYS_semget), ("semop", SYS_semop), ("semtimedop", SYS_semtimedop), ("semctl", SYS_semctl),
         ("shmget", SYS_shmget), ("shmat", SYS_shmat), ("shmdt", SYS_shmdt), ("shmctl", SYS_shmctl),

@@ -13,6 +13,7 @@ fn opts(mediate_fs: bool, allow_unix_sockets: bool) -> FilterOptions {
         mediate_metadata: mediate_fs,
         host_namespaces: true,
         judge_signals: false,
+        show_asked_addresses: false,
         mediate_ptys: mediate_fs,
         udp: false,
     }

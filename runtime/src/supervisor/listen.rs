@@ -16,6 +16,7 @@ use super::connect::fd_info;
 use super::sockets;
 use super::{Call, Outcome};
 use crate::net::local_addr;
+use crate::net::shown_addr::Asked;
 use crate::net::{self, UnixRule};
 
 /// Sockets srt bound in the command's place and keeps until they listen, at most.
@@ -67,13 +68,17 @@ impl Call<'_> {
                     return Outcome::Gone;
                 }
                 match place(&sock) {
-                    0 => Outcome::Value(0),
+                    0 => {
+                        self.remember_bind(&sock, asked);
+                        Outcome::Value(0)
+                    }
                     e => Outcome::Fail(e),
                 }
             }
             Err(libc::EPERM | libc::ENOSYS) => {
                 match self.replace_socket_keeping(sockfd, family, libc::SOCK_STREAM, place) {
                     Ok(sock) => {
+                        self.remember_bind(&sock, asked);
                         self.keep_pending(sock);
                         Outcome::Value(0)
                     }
@@ -144,6 +149,13 @@ impl Call<'_> {
             l.add(cookie, st.st_ino, bound);
         }
         Outcome::Value(0)
+    }
+
+    /// Remembers what the command asked of a socket srt bound, for `getsockname`.
+    fn remember_bind(&self, sock: &OwnedFd, asked: std::net::SocketAddr) {
+        if let Ok(st) = super::sys::fstat(sock.as_fd()) {
+            self.remember(st.st_ino, Asked::Bound(asked), sockets::local_name(sock.as_fd()));
+        }
     }
 
     fn keep_pending(&self, sock: OwnedFd) {

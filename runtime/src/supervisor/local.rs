@@ -16,6 +16,7 @@ use std::os::fd::AsFd;
 use super::sockets;
 use super::{Call, Outcome};
 use crate::net::local_addr;
+use crate::net::shown_addr::{self, Asked};
 use crate::net::sock_diag::{self, Listener};
 use crate::net::Route;
 
@@ -32,10 +33,15 @@ impl Call<'_> {
         // Always a socket of ours, put in the command's place only once checked: while the
         // command's own socket connected, another of its threads could already write on it.
         let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
-        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| {
+        let placed = self.replace_socket_keeping(sockfd, family, libc::SOCK_STREAM, |sock| {
             // TCP Fast Open's deferred connect (carried over from the command's socket)
             // would send the SYN at the command's first write, to whoever has the port then
             sockets::no_deferred_connect(sock.as_fd());
+            // from 127.0.0.1, as on a shared loopback, so that the command's server sees
+            // the peer it would see without srt (the port is picked by connect); should
+            // this fail, the kernel picks the source, the run's address
+            sockets::set_int_option(sock.as_fd(), libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1);
+            sockets::bind_to(sock.as_fd(), &shown_addr::client_source(v6));
             // bounded: a listener whose backlog is full drops SYNs for as long as it likes
             super::sys::set_nonblocking(sock.as_fd(), true);
             let r = sockets::connect_settled(sock.as_fd(), &to, CONNECT_LIMIT_MS);
@@ -51,7 +57,16 @@ impl Call<'_> {
                 }
                 e => e,
             }
-        })
+        });
+        match placed {
+            Ok(sock) => {
+                if let Ok(st) = super::sys::fstat(sock.as_fd()) {
+                    self.remember(st.st_ino, Asked::Dialed(dest), None);
+                }
+                Outcome::Value(0)
+            }
+            Err(o) => o,
+        }
     }
 
     /// The first candidate address whose listener srt made for this run. Refused with

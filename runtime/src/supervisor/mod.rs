@@ -7,7 +7,8 @@
 //! - judges metadata calls in landlock mode, where no mount can make them fail;
 //! - routes `connect()` to the proxy in landlock mode;
 //! - places the command's local servers in landlock mode (`bind`, `listen`) and lets its
-//!   loopback connects reach those and nothing else ([`listen`], [`local`]);
+//!   loopback connects reach those and nothing else ([`listen`], [`local`]), showing it
+//!   the addresses it asked for ([`sockname`]);
 //! - lets `AF_UNIX` connects reach only the sockets `allowUnixSockets` lists ([`unix`]).
 //! - in landlock mode, lets calls that change another process by pid name only the
 //!   command's own processes ([`pids`]).
@@ -37,6 +38,7 @@ mod pids;
 mod pty;
 mod resolve;
 mod sockets;
+mod sockname;
 mod state;
 mod sys;
 mod tracee;
@@ -114,6 +116,11 @@ pub struct Supervisor {
     pub pool: Option<Arc<crate::fs::pool::Pool>>,
     /// Landlock mode: the listeners srt made for the command ([`listen`]).
     listeners: Mutex<state::Listeners>,
+    /// Landlock mode: what the command asked of its sockets ([`sockname`]).
+    asked: Mutex<state::AskedTable>,
+    /// Landlock mode: sockets bound where the command's servers must not get srt's ports
+    /// ([`crate::net::shown_addr::reserved`]), held for the run.
+    pub reserved: Vec<OwnedFd>,
     /// `allowUnixSockets`, as absolute paths ([`unix`]).
     pub unix_paths: Vec<PathBuf>,
     /// Landlock mode: the auditor, whose descendants are the command's processes
@@ -220,6 +227,8 @@ impl Supervisor {
             meta_ok: Mutex::default(),
             sockopts: Mutex::default(),
             listeners: Mutex::default(),
+            asked: Mutex::default(),
+            reserved: Vec::new(),
             unix_paths: Vec::new(),
             auditor: None,
         }
@@ -308,6 +317,8 @@ impl Call<'_> {
             "connect" => self.connect(fd(a[0]), a[1], a[2]),
             "bind" => self.bind(fd(a[0]), a[1], a[2]),
             "listen" => self.listen(fd(a[0]), a[1] as i32),
+            "getsockname" => self.sock_name(fd(a[0]), a[1], a[2], crate::net::shown_addr::End::Own),
+            "getpeername" => self.sock_name(fd(a[0]), a[1], a[2], crate::net::shown_addr::End::Peer),
             "setsockopt" => self.setsockopt(fd(a[0]), a[1] as i32, a[2] as i32, a[3], a[4]),
             "ioctl" => self.pty_peer(fd(a[0]), a[2] as i32),
             "umask" => self.umask_changes(),

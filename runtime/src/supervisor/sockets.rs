@@ -29,11 +29,22 @@ pub fn listen_on(sock: BorrowedFd<'_>, backlog: i32) -> i32 {
 
 /// The address a socket is bound to (`getsockname`), for IPv4 and IPv6 sockets.
 pub fn local_name(sock: BorrowedFd<'_>) -> Option<SocketAddr> {
+    name_of(sock, libc::getsockname)
+}
+
+/// The address a socket is connected to (`getpeername`), for IPv4 and IPv6 sockets.
+pub fn peer_name(sock: BorrowedFd<'_>) -> Option<SocketAddr> {
+    name_of(sock, libc::getpeername)
+}
+
+type NameCall = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
+
+fn name_of(sock: BorrowedFd<'_>, call: NameCall) -> Option<SocketAddr> {
     // SAFETY: an all-zero sockaddr_storage is a valid out-buffer.
     let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    // SAFETY: getsockname into a buffer of the length given.
-    if unsafe { libc::getsockname(sock.as_raw_fd(), (&mut st as *mut libc::sockaddr_storage).cast(), &mut len) } < 0 {
+    // SAFETY: getsockname/getpeername into a buffer of the length given.
+    if unsafe { call(sock.as_raw_fd(), (&mut st as *mut libc::sockaddr_storage).cast(), &mut len) } < 0 {
         return None;
     }
     // SAFETY: the family says which sockaddr the kernel wrote; both fit in the storage.

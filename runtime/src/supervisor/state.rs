@@ -9,6 +9,8 @@ use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::net::shown_addr::Asked;
+
 /// What the Landlock rules above a directory let the kernel do there without the
 /// supervisor (ordered: each grants what the ones before it do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,6 +54,37 @@ impl Listeners {
     }
 }
 
+/// Sockets remembered at most by what the command asked of them.
+const MAX_ASKED: usize = 16_384;
+
+/// Landlock mode: what the command asked of its sockets (by inode), so that `getsockname`
+/// and `getpeername` show it that ([`crate::net::shown_addr`]). With each bind, the address
+/// the socket got: a socket bound but not yet listening is in no `sock_diag` dump.
+#[derive(Default)]
+pub(super) struct AskedTable {
+    by_ino: HashMap<u64, (Asked, Option<SocketAddr>)>,
+    order: VecDeque<u64>,
+}
+
+impl AskedTable {
+    pub(super) fn note(&mut self, ino: u64, asked: Asked, real: Option<SocketAddr>) {
+        if self.by_ino.insert(ino, (asked, real)).is_none() {
+            self.order.push_back(ino);
+        }
+        // the oldest go first: sockets that old are mostly closed (an inode is not reused
+        // until the kernel's counter wraps)
+        while self.order.len() > MAX_ASKED {
+            if let Some(old) = self.order.pop_front() {
+                self.by_ino.remove(&old);
+            }
+        }
+    }
+
+    pub(super) fn get(&self, ino: u64) -> Option<(Asked, Option<SocketAddr>)> {
+        self.by_ino.get(&ino).copied()
+    }
+}
+
 /// Set when namespace mode refused a transparent connect because this environment refuses
 /// `pidfd_getfd`; one srt run per process, so a process-wide flag is the run's.
 pub(super) static REFUSED_WITHOUT_GETFD: AtomicBool = AtomicBool::new(false);
@@ -60,4 +93,23 @@ pub(super) static REFUSED_WITHOUT_GETFD: AtomicBool = AtomicBool::new(false);
 /// says so at exit: the command only saw "network unreachable").
 pub fn transparent_refused_without_getfd() -> bool {
     REFUSED_WITHOUT_GETFD.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_asked_table_forgets_the_oldest_sockets_first() {
+        let mut t = AskedTable::default();
+        let a = Asked::Bound("127.0.0.1:0".parse().unwrap());
+        for ino in 0..(MAX_ASKED as u64 + 10) {
+            t.note(ino, a, None);
+        }
+        assert_eq!(t.get(0), None);
+        assert_eq!(t.get(9), None);
+        assert_eq!(t.get(10), Some((a, None)));
+        t.note(10, Asked::Dialed("127.0.0.1:1".parse().unwrap()), None);
+        assert_eq!(t.order.len(), MAX_ASKED, "a socket noted again is not counted twice");
+    }
 }

@@ -23,11 +23,13 @@ fn host_wildcard(e: &Env) {
 }
 
 /// Every spelling of a host listener's port, then the same port bound by the command.
-const SPELLINGS: &str = r#"
+const SPELLINGS: &str = concat!(
+    crate::real_addr_py!(),
+    r#"
 import socket, sys
 p = int(open(sys.argv[1]).read())
 def run_addr():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); a = s.getsockname()[0]; s.close(); return a
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); a = real(s)[0]; s.close(); return a
 A4, A6 = socket.AF_INET, socket.AF_INET6
 for fam, addr in [(A4, ("127.0.0.1", p)), (A4, ("127.0.0.2", p)), (A4, ("0.0.0.0", p)), (A4, (run_addr(), p)),
                   (A6, ("::ffff:127.0.0.1", p)), (A6, ("::ffff:0.0.0.0", p)), (A6, ("::1", p)), (A6, ("::", p)),
@@ -42,7 +44,8 @@ try:
     c = socket.create_connection(("127.0.0.1", p), timeout=3); l.settimeout(3); l.accept(); print("OWN LISTENER")
 except OSError as e:
     print("own listener on that port:", e)
-"#;
+"#
+);
 
 /// The command serves on a port a host listener has on 127.0.0.1 and connects to it by
 /// every spelling: its own listener answers, never the host's.
@@ -181,16 +184,19 @@ while time.time() < end:
 "#;
 
 /// Run A: a listener; its address and port go to W/a-listener; accepts for 5 s.
-const RUN_A: &str = r#"
+const RUN_A: &str = concat!(
+    crate::real_addr_py!(),
+    r#"
 import os, socket
 l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen()
-open("a.tmp", "w").write("%s %d" % l.getsockname()); os.rename("a.tmp", "a-listener")
+open("a.tmp", "w").write("%s %d" % real(l)); os.rename("a.tmp", "a-listener")
 l.settimeout(5)
 try:
     c, x = l.accept(); print("A-ACCEPTED", x)
 except OSError:
     print("run A: nobody came")
-"#;
+"#
+);
 
 /// Run B: connects to run A's listener by its address and by 127.0.0.1.
 const RUN_B: &str = r#"
@@ -206,7 +212,9 @@ for addr in [(a, p), ("127.0.0.1", p)]:
 
 /// Binds while another thread rewrites the address between a loopback one and others;
 /// landlock mode must only ever place the socket on the run's own address.
-const BIND_RACE: &str = r#"
+const BIND_RACE: &str = concat!(
+    crate::real_addr_py!(),
+    r#"
 import ctypes, os, socket, struct, threading
 ns = os.environ["HTTP_PROXY"].endswith(":3128")
 libc = ctypes.CDLL(None, use_errno=True)
@@ -223,13 +231,14 @@ seen = set()
 for i in range(300):
     s = socket.socket()
     if libc.bind(s.fileno(), buf, 16) == 0:
-        seen.add(s.getsockname()[0])
+        s.listen(1); seen.add(real(s)[0])
     s.close()
 stop = True; t.join()
 wrong = sorted(a for a in seen if not a.startswith("127.") or a == "127.0.0.1")
 print("bound at", sorted(seen))
 print("WRONG" if wrong and not ns else "RACE-OK", wrong)
-"#;
+"#
+);
 
 /// listen() on a descriptor another thread swaps between a placed socket and one never
 /// bound (whose listen() would bind it to 0.0.0.0).

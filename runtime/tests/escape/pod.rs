@@ -26,3 +26,28 @@ pub fn without_pidfd_getfd(s: Scenario) -> Scenario {
 pub fn python(name: &'static str, script: &'static str, args: &str) -> Scenario {
     Scenario::new(&format!(r#"/usr/bin/python3 "$O/{name}" {args}"#)).setup(move |e| e.file(&e.o(name), script))
 }
+
+/// A Python function `real(sock)`: where a listening or connected TCP socket really is, as
+/// the kernel's socket table says (`/proc/net/tcp{,6}`), v4-mapped addresses as IPv4. In
+/// landlock mode `getsockname()` shows the command the address it asked for, not the run's
+/// own where srt placed it; scenarios about that placement need the real one.
+#[macro_export]
+macro_rules! real_addr_py {
+    () => {
+        r#"
+def real(s):
+    import os, socket
+    ino = os.fstat(s.fileno()).st_ino
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(f).read().splitlines()[1:]:
+            x = line.split()
+            if int(x[9]) != ino: continue
+            h, port = x[1].split(":")
+            b = bytes.fromhex(h)
+            b = b"".join(b[i:i + 4][::-1] for i in range(0, len(b), 4))
+            a = socket.inet_ntop(socket.AF_INET if len(b) == 4 else socket.AF_INET6, b)
+            return (a[7:] if a.startswith("::ffff:") else a), int(port, 16)
+    raise OSError("socket not in /proc/net/tcp")
+"#
+    };
+}

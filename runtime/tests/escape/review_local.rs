@@ -20,10 +20,12 @@ use crate::escapes;
 /// The command: its own listener, a client socket with TCP Fast Open's deferred connect
 /// (`TCP_FASTOPEN_NO_COOKIE` + `TCP_FASTOPEN_CONNECT`) connected to it, the listener
 /// closed; once the host has taken the port, the client writes.
-const DEFERRED: &str = r#"
+const DEFERRED: &str = concat!(
+    crate::real_addr_py!(),
+    r#"
 import os, socket, sys, time
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", 0)); l.listen(); a, p = l.getsockname()
+l.bind(("127.0.0.1", 0)); l.listen(); a, p = real(l)
 c = socket.socket()
 try:
     c.setsockopt(socket.IPPROTO_TCP, 34, 1)  # TCP_FASTOPEN_NO_COOKIE
@@ -45,7 +47,8 @@ try:
     c.sendall(b"from-the-sandbox\n"); print("reply:", c.recv(100), flush=True)
 except OSError as e:
     print("write failed:", e, flush=True)
-"#;
+"#
+);
 
 /// The host: once the command's listener is closed, a wildcard listener on its port
 /// (`[::]`, dual-stack: what a host service on `0.0.0.0` or `::` is).
