@@ -42,6 +42,7 @@ mod escape {
     mod review_srt_death;
     mod review_startup;
     mod review_third;
+    mod server_addresses;
     mod syscalls;
     mod unix_sockets;
 }

@@ -72,11 +72,16 @@ pub fn bind_target(l: &Local, asked: SocketAddr, v6only: bool) -> Result<SocketA
         SocketAddr::V4(a) if is_local(IpAddr::V4(*a.ip())) => Ok(SocketAddr::V4(SocketAddrV4::new(l.addr, port))),
         SocketAddr::V6(a) if is_local(IpAddr::V6(*a.ip())) => {
             let v4_asked = a.ip().to_ipv4_mapped().is_some();
+            let v6_loopback = a.ip().is_loopback();
             match (v6only, v4_asked) {
                 // the kernel refuses an IPv4 address on an IPv6-only socket itself
                 (true, true) => Err(libc::EINVAL),
-                // never ::1, where host clients of `localhost` would reach it first
+                // never ::1, where host clients of `localhost` would reach it first; a
+                // socket bound to ::1 serves IPv6 clients only, so it goes there too
                 (true, false) => Ok(SocketAddr::V6(SocketAddrV6::new(l.v6only_addr().to_ipv6_mapped(), port, 0, 0))),
+                (false, false) if v6_loopback => {
+                    Ok(SocketAddr::V6(SocketAddrV6::new(l.v6only_addr().to_ipv6_mapped(), port, 0, 0)))
+                }
                 (false, _) => Ok(SocketAddr::V6(SocketAddrV6::new(l.mapped(), port, 0, 0))),
             }
         }
@@ -166,9 +171,11 @@ mod tests {
         for asked in ["127.0.0.1:8000", "0.0.0.0:8000", "127.5.5.5:8000"] {
             assert_eq!(bind_target(&RUN, sa(asked), false), Ok(sa("127.9.8.7:8000")), "{asked}");
         }
-        for asked in ["[::]:0", "[::1]:0", "[::ffff:127.0.0.1]:0", "[::ffff:0.0.0.0]:0"] {
+        for asked in ["[::]:0", "[::ffff:127.0.0.1]:0", "[::ffff:0.0.0.0]:0"] {
             assert_eq!(bind_target(&RUN, sa(asked), false), Ok(sa("[::ffff:127.9.8.7]:0")), "{asked}");
         }
+        // ::1 serves IPv6 clients only: where IPv6-only sockets go, which 127.0.0.1 does not reach
+        assert_eq!(bind_target(&RUN, sa("[::1]:0"), false), Ok(sa("[::ffff:127.9.8.8]:0")));
         // an IPv6-only socket goes to the run's second address, never to ::1 (the host's)
         assert_eq!(bind_target(&RUN, sa("[::]:80"), true), Ok(sa("[::ffff:127.9.8.8]:80")));
         assert_eq!(bind_target(&RUN, sa("[::1]:80"), true), Ok(sa("[::ffff:127.9.8.8]:80")));

@@ -90,7 +90,11 @@ pub fn shown(l: &Local, real: SocketAddr, end: End, asked: Option<Asked>) -> Soc
     if l.as_asked {
         return real;
     }
-    let Some(second) = run_address(l, real.ip()) else { return real };
+    // srt bound the command's loopback clients to 127.0.0.1 ([`client_source`])
+    let srt_source = end == End::Own
+        && matches!(asked, Some(Asked::Dialed(_)))
+        && folded(real.ip()) == IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let Some(second) = run_address(l, real.ip()).or(srt_source.then_some(false)) else { return real };
     let ip = match (end, asked) {
         // a server sees where it bound: `0.0.0.0`, `::`, `127.0.0.1`, `::1`, as asked
         (End::Own, Some(Asked::Bound(a))) => in_family_of(real, a.ip()),
@@ -178,8 +182,15 @@ mod tests {
         );
         // srt bound the client to 127.0.0.1 itself: nothing to change there...
         assert_eq!(shown(&RUN, sa("127.0.0.1:5000"), End::Own, dialed("127.0.0.1:80")), sa("127.0.0.1:5000"));
+        assert_eq!(
+            shown(&RUN, sa("[::ffff:127.0.0.1]:5000"), End::Own, dialed("[::ffff:127.0.0.1]:80")),
+            sa("[::ffff:127.0.0.1]:5000")
+        );
         // ...but the source of a dial to ::1 is ::1 on a shared loopback
+        assert_eq!(shown(&RUN, sa("[::ffff:127.0.0.1]:5000"), End::Own, dialed("[::1]:80")), sa("[::1]:5000"));
         assert_eq!(shown(&RUN, sa("[::ffff:127.9.8.7]:5000"), End::Own, dialed("[::1]:80")), sa("[::1]:5000"));
+        // a socket srt did not dial keeps its 127.0.0.1
+        assert_eq!(shown(&RUN, sa("[::ffff:127.0.0.1]:5000"), End::Own, None), sa("[::ffff:127.0.0.1]:5000"));
     }
 
     #[test]
