@@ -43,6 +43,7 @@ mod escape {
     mod review_startup;
     mod review_third;
     mod server_addresses;
+    mod shared_memory;
     mod syscalls;
     mod unix_sockets;
 }

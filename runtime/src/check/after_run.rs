@@ -58,6 +58,7 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
     let mut dirs = BTreeSet::new();
     let mut moved = BTreeSet::new();
     let mut specials = BTreeSet::new();
+    let mut shared_memory = Vec::new();
     for e in entries {
         match e {
             Entry::Dir(p) | Entry::Wrote(p) => {
@@ -71,8 +72,12 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
             Entry::Special(p) => {
                 specials.insert(p.clone());
             }
+            Entry::Shm { path, dev, ino } => shared_memory.push((path.clone(), *dev, *ino)),
         }
     }
+    // what the run made in the host's /dev/shm (landlock mode) goes with it
+    let removed = crate::fs::shm::remove_made(&shared_memory);
+    tracing::debug!(removed, "shared memory the run left");
     for p in &moved {
         c.walk(p);
     }

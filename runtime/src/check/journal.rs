@@ -59,6 +59,9 @@ pub enum Entry {
     /// A directory in which the supervisor performed a write the kernel's rules could not
     /// judge (a file created or opened for writing there).
     Wrote(PathBuf),
+    /// Landlock mode: a name in the host's `/dev/shm` about to hold this file (device,
+    /// inode) of the run's, removed after the run if it still does ([`crate::fs::shm`]).
+    Shm { path: PathBuf, dev: u64, ino: u64 },
 }
 
 const TAG_ROOT: u8 = b'R';
@@ -72,6 +75,7 @@ const TAG_DIR: u8 = b'D';
 const TAG_MOVED: u8 = b'V';
 const TAG_SPECIAL: u8 = b'L';
 const TAG_WROTE: u8 = b'W';
+const TAG_SHM: u8 = b'H';
 
 /// An open journal of a running command.
 #[derive(Debug)]
@@ -181,13 +185,17 @@ impl Journal {
     /// Appends one entry in a single write (appends of one write never interleave).
     /// An error means the entry is not recorded: the caller must not perform the operation.
     pub fn record(&self, e: &Entry) -> std::io::Result<()> {
-        let (tag, p) = match e {
-            Entry::Dir(p) => (TAG_DIR, p),
-            Entry::Moved(p) => (TAG_MOVED, p),
-            Entry::Special(p) => (TAG_SPECIAL, p),
-            Entry::Wrote(p) => (TAG_WROTE, p),
+        let r = match e {
+            Entry::Dir(p) => record(TAG_DIR, p.as_os_str().as_bytes()),
+            Entry::Moved(p) => record(TAG_MOVED, p.as_os_str().as_bytes()),
+            Entry::Special(p) => record(TAG_SPECIAL, p.as_os_str().as_bytes()),
+            Entry::Wrote(p) => record(TAG_WROTE, p.as_os_str().as_bytes()),
+            Entry::Shm { path, dev, ino } => {
+                let mut payload = format!("{dev} {ino} ").into_bytes();
+                payload.extend_from_slice(path.as_os_str().as_bytes());
+                record(TAG_SHM, &payload)
+            }
         };
-        let r = record(tag, p.as_os_str().as_bytes());
         let len = r.len() as u64;
         if self.len.fetch_add(len, Ordering::SeqCst) + len > MAX_LEN {
             self.len.fetch_sub(len, Ordering::SeqCst);
@@ -307,6 +315,16 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
             TAG_MOVED => entries.push(Entry::Moved(p())),
             TAG_SPECIAL => entries.push(Entry::Special(p())),
             TAG_WROTE => entries.push(Entry::Wrote(p())),
+            TAG_SHM => {
+                let mut f = payload.splitn(3, |&b| b == b' ');
+                let mut num = || -> std::io::Result<u64> {
+                    let n = f.next().and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse().ok());
+                    n.ok_or_else(|| bad("bad shared memory record"))
+                };
+                let (dev, ino) = (num()?, num()?);
+                let path = PathBuf::from(OsStr::from_bytes(f.next().ok_or_else(|| bad("bad shared memory record"))?));
+                entries.push(Entry::Shm { path, dev, ino });
+            }
             _ => return Err(bad("unknown record")),
         }
     }

@@ -22,10 +22,12 @@ fn round_trip_and_lock() {
     j.record(&Entry::Special(dir.join("w/.git/logs/HEAD"))).unwrap();
     j.record(&Entry::Wrote(dir.join("w/deep"))).unwrap();
     j.record(&Entry::Moved(dir.join("w/moved"))).unwrap();
+    j.record(&Entry::Shm { path: "/dev/shm/sem.a b".into(), dev: 23, ino: 4_000_000_001 }).unwrap();
     let (h2, entries) = read(j.path()).unwrap();
     assert_eq!(h2, h);
-    assert_eq!(entries.len(), 4);
+    assert_eq!(entries.len(), 5);
     assert_eq!(entries[3], Entry::Moved(dir.join("w/moved")));
+    assert_eq!(entries[4], Entry::Shm { path: "/dev/shm/sem.a b".into(), dev: 23, ino: 4_000_000_001 });
     assert_eq!(entries[0], Entry::Dir(dir.join("w/new dir\nwith newline")));
     assert!(stale(&dir).is_empty(), "a journal whose run holds its lock is not stale");
     let path = j.path().to_path_buf();

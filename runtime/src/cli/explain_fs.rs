@@ -29,8 +29,14 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         let _ = writeln!(w, "  keeps names visible)");
     }
     for a in &pol.allow_read {
-        let _ = writeln!(w, "    allow read  {}", a.display());
+        let why = if pol.readable_as_writable.contains(a) {
+            " (allowWrite: what the command writes it reads back)"
+        } else {
+            ""
+        };
+        let _ = writeln!(w, "    allow read  {}{why}", a.display());
     }
+    shm(w, pol, ns);
     let floor = if ns { "Landlock + read-only mount view" } else { "Landlock" };
     let _ = writeln!(w, "  writes: only beneath these  [{floor}]");
     for d in &pol.write {
@@ -40,7 +46,8 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         if ns { "exists: Landlock + mounted read-only" } else { "exists: Landlock; its metadata by the supervisor" };
     let missing_how = "missing: refused if it is made during the run [supervisor]";
     let _ = writeln!(w, "  protected: never written, created, replaced or removed, nor their metadata changed");
-    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_ok()) {
+    let shm = Path::new(crate::fs::shm::DIR);
+    for d in pol.deny_write.iter().filter(|d| d.symlink_metadata().is_ok() && d.as_path() != shm) {
         let o =
             if pol.second_names.iter().any(|(at, _)| at == d) { "(second name)" } else { origin(d, settings_files) };
         let _ = writeln!(w, "    {:<48} {:<16} {exists_how}", d.display(), o);
@@ -315,4 +322,32 @@ fn guarded_parents(p: &Prepared) -> Vec<PathBuf> {
     out.sort();
     out.dedup();
     out
+}
+
+/// `/dev/shm`: the run's own in both modes ([`crate::fs::shm`]).
+fn shm(w: &mut String, pol: &crate::fs::policy::FsPolicy, ns: bool) {
+    if !pol.deny_write.iter().any(|d| d.as_path() == Path::new(crate::fs::shm::DIR)) {
+        return;
+    }
+    if ns {
+        let _ = writeln!(w, "  /dev/shm: the run's own, a fresh tmpfs in the sandbox's mount namespace, gone with it  [mount + Landlock]");
+    } else {
+        let _ = writeln!(
+            w,
+            "  /dev/shm: the host's, where the command makes new entries and opens, renames and removes only"
+        );
+        let _ = writeln!(
+            w,
+            "  those (shm_open, sem_open, mkstemp); other programs' stay out of reach; what the run made is"
+        );
+        let _ = writeln!(w, "  removed when it ends  [supervisor + journal]");
+        let _ = writeln!(
+            w,
+            "  LIMIT: a read-only open by name of the run's own entry is refused (opening for writing works);"
+        );
+        let _ = writeln!(w, "  while the run lasts, the host's programs of the same uid see its entries");
+    }
+    for p in &pol.shm_settings_ignored {
+        let _ = writeln!(w, "    set aside: {} (settings cannot open the host's /dev/shm)", p.display());
+    }
 }

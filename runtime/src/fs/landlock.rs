@@ -77,19 +77,22 @@ fn access_for(r: Rights, is_dir: bool, makes_files: bool, makes_dirs: bool) -> l
 }
 
 /// Adds rules for namespace mode's private mounts, made after the ruleset was planned (new
-/// inodes no planned rule covers): `/dev/pts` read and write, `/proc` read. Called in the
-/// namespace's init, after mounting them.
-pub fn with_private_mounts(mut rs: RulesetCreated) -> Result<RulesetCreated, i32> {
+/// inodes no planned rule covers): `/dev/pts` read and write, `/proc` read, and the run's own
+/// `/dev/shm` (`shm`) read and write with files made there by the kernel (it goes with the
+/// namespace, so nothing made there outlives the run). Called in the namespace's init,
+/// after mounting them.
+pub fn with_private_mounts(mut rs: RulesetCreated, shm: bool) -> Result<RulesetCreated, i32> {
     let rw = Rights { read: true, list: true, write: true };
     let ro = Rights { read: true, list: true, write: false };
-    for (path, rights) in [("/dev/pts", rw), ("/proc", ro)] {
-        let rule =
-            PlannedRule { path: path.into(), rights, is_dir: true, id: None, makes_files: false, makes_dirs: false };
+    let shm = shm.then_some((crate::fs::shm::DIR, rw, true));
+    for (path, rights, makes_files) in [("/dev/pts", rw, false), ("/proc", ro, false)].into_iter().chain(shm) {
+        let rule = PlannedRule { path: path.into(), rights, is_dir: true, id: None, makes_files, makes_dirs: false };
         let fd = match open_target(&rule) {
             Ok(Some(fd)) => fd,
             _ => return Err(libc::ENOENT),
         };
-        rs = rs.add_rule(PathBeneath::new(fd, access_for(rights, true, false, false))).map_err(|_| libc::EINVAL)?;
+        let access = access_for(rights, true, makes_files, false);
+        rs = rs.add_rule(PathBeneath::new(fd, access)).map_err(|_| libc::EINVAL)?;
     }
     Ok(rs)
 }

@@ -8,7 +8,7 @@
 //! policy, the supervisor judges each mediated call by [`name_rules`]. [`pool`] makes the
 //! directories that let new directories be written at the kernel's speed, [`preload`] the
 //! library that lets the command's programs make files there without the supervisor, and
-//! [`tmpdir`] the run's private TMPDIR.
+//! [`tmpdir`] the run's private TMPDIR; [`shm`] keeps each run's `/dev/shm` its own.
 //!
 //! "Why was my write refused?" starts here: `srt explain` prints what this room decided.
 
@@ -27,6 +27,7 @@ pub mod preload;
 pub mod prepare;
 pub mod protected_names;
 pub mod resolve;
+pub mod shm;
 pub mod state_dir;
 pub mod tmpdir;
 pub mod tmpdir_shelf;

@@ -34,6 +34,13 @@ pub struct MountView {
     /// Transparent mode: (srt's resolv.conf, the host's resolv.conf file) mounted read-only
     /// over it, so resolvers ask srt's DNS on the namespace's loopback.
     pub resolv_conf: Option<(CString, CString)>,
+    /// A fresh tmpfs on `/dev/shm`: the run's own POSIX shared memory ([`crate::fs::shm`]).
+    pub shm: bool,
+}
+
+/// Whether the host has a `/dev/shm` to put the run's own in place of.
+pub fn has_shm() -> bool {
+    Path::new(crate::fs::shm::DIR).symlink_metadata().is_ok_and(|m| m.is_dir())
 }
 
 /// Which mounts the policy needs. Devices are special files, writable on a read-only mount,
@@ -69,6 +76,7 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
         rw: outer.iter().filter_map(|p| c(p)).collect(),
         ro,
         resolv_conf: None,
+        shm: has_shm(),
     }
 }
 
@@ -178,6 +186,22 @@ pub fn apply(v: &MountView) -> Result<(), i32> {
     };
     if r < 0 {
         return Err(errno());
+    }
+    if v.shm {
+        // as bubblewrap's fresh /dev gives: writable by all, sticky, no devices or setuid
+        // SAFETY: plain syscall with NUL-terminated strings.
+        let r = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/dev/shm".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=1777".as_ptr().cast(),
+            )
+        };
+        if r < 0 {
+            return Err(errno());
+        }
     }
     Ok(())
 }

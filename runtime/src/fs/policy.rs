@@ -39,6 +39,12 @@ pub struct FsPolicy {
     /// Second names mounts make inside the writable trees ([`crate::fs::mount_aliases`]),
     /// each with the protected path it shows (or part of): for `srt explain`.
     pub second_names: Vec<(PathBuf, PathBuf)>,
+    /// Writable trees a `denyRead` entry covered, readable because writable (also in
+    /// `allow_read`): for `srt explain`.
+    pub readable_as_writable: Vec<PathBuf>,
+    /// Settings entries naming `/dev/shm` or below, set aside: it is the run's own
+    /// ([`crate::fs::shm`]). For `srt explain`.
+    pub shm_settings_ignored: Vec<PathBuf>,
 }
 
 /// The home rules of a run whose `$HOME` may be written.

@@ -10,7 +10,7 @@ use settings_schema::{PathEntry, Settings};
 
 use crate::error::LaunchError;
 use crate::fs::mandatory::mandatory_denies;
-use crate::fs::policy::FsPolicy;
+use crate::fs::policy::{under, FsPolicy};
 use crate::fs::resolve::{canonical, expand_glob, push_with_link};
 
 /// Devices every command may write, as srt's built-in write paths. `/dev/pts` only in
@@ -122,6 +122,12 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         policy.allow_read.extend(devices.iter().cloned());
     }
     policy.write.extend(devices);
+    shm_is_the_runs_own(&mut policy);
+    // What the command may write it may read back, as in srt 0.0.83, also below a denyRead
+    // entry (`denyRead: ["~"]` with `allowWrite: ["~/.npm"]`: npm reads the cache it wrote).
+    // A write root counts as an allowRead entry: a deeper denyRead still wins inside it.
+    policy.readable_as_writable = policy.write.iter().filter(|w| !policy.can_read(w)).cloned().collect();
+    policy.allow_read.extend(policy.readable_as_writable.iter().cloned());
     for list in [
         &mut policy.deny_read,
         &mut policy.allow_read,
@@ -133,6 +139,32 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         list.dedup();
     }
     Ok(policy)
+}
+
+/// `/dev/shm` is the run's own ([`crate::fs::shm`]): settings that would open the host's,
+/// where other programs keep their shared memory, are set aside (and `srt explain` names
+/// them), and it is denied to Landlock whatever tree around it the settings open, so that
+/// only the run's own `/dev/shm` is reachable (namespace mode's tmpfs has a rule of its
+/// own; landlock mode's entries are the supervisor's).
+fn shm_is_the_runs_own(policy: &mut FsPolicy) {
+    let shm = Path::new(crate::fs::shm::DIR);
+    if !shm.is_dir() {
+        return;
+    }
+    let named = |list: &mut Vec<PathBuf>, out: &mut Vec<PathBuf>| {
+        out.extend(list.iter().filter(|p| under(p, shm)).cloned());
+        list.retain(|p| !under(p, shm));
+    };
+    let mut ignored = Vec::new();
+    named(&mut policy.write, &mut ignored);
+    named(&mut policy.allow_read, &mut ignored);
+    ignored.sort();
+    ignored.dedup();
+    policy.shm_settings_ignored = ignored;
+    if !policy.deny_read.iter().any(|d| d.as_os_str() == "/") {
+        policy.deny_read.push(shm.to_path_buf());
+    }
+    policy.deny_write.push(shm.to_path_buf());
 }
 
 /// What the git configs known at launch make host git run or write elsewhere: a

@@ -160,6 +160,11 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     supervisor.pool = pool.clone();
     supervisor.mediate_ptys = prepared.filter.mediate_ptys;
     supervisor.unix_paths = unix_socket_paths(&opts.settings);
+    supervisor.shm = match (prepared.fs_enabled, namespaced) {
+        (false, _) => crate::supervisor::SharedMemory::Untouched,
+        (true, true) => crate::supervisor::SharedMemory::Private,
+        (true, false) => crate::supervisor::SharedMemory::host(),
+    };
     supervisor.native_rules =
         prepared.plan.rules.iter().filter(|r| r.rights.write && r.is_dir).filter_map(|r| r.id).collect();
     supervisor.files_rules = prepared
@@ -181,7 +186,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         let view = if prepared.fs_enabled {
             crate::fs::mounts::plan(&prepared.policy, &crate::fs::prepare::protected_paths(&prepared.policy))
         } else {
-            crate::fs::mounts::MountView { all_writable: true, ..Default::default() }
+            crate::fs::mounts::MountView { all_writable: true, shm: crate::fs::mounts::has_shm(), ..Default::default() }
         };
         let dns = net.transparent.is_some();
         let view = crate::fs::mounts::MountView { resolv_conf: if dns { resolv_conf(&tmp.0)? } else { None }, ..view };

@@ -89,7 +89,7 @@ fn init(mut spec: InitSpec) -> ! {
         // the ruleset was planned on the host's /proc and /dev/pts; these are new inodes
         if spec.view.private_rules {
             if let Some(rs) = spec.command.ruleset.take() {
-                match crate::fs::landlock::with_private_mounts(rs) {
+                match crate::fs::landlock::with_private_mounts(rs, spec.view.shm) {
                     Ok(rs) => spec.command.ruleset = Some(rs),
                     Err(e) => fail(sock, Stage::Landlock, e),
                 }

@@ -26,6 +26,7 @@
 //! handling never waits for any of them.
 
 mod connect;
+pub use shm::SharedMemory;
 pub use state::transparent_refused_without_getfd;
 mod listen;
 mod local;
@@ -37,6 +38,7 @@ mod open;
 mod pids;
 mod pty;
 mod resolve;
+mod shm;
 mod sockets;
 mod sockname;
 mod state;
@@ -123,6 +125,8 @@ pub struct Supervisor {
     pub reserved: Vec<OwnedFd>,
     /// `allowUnixSockets`, as absolute paths ([`unix`]).
     pub unix_paths: Vec<PathBuf>,
+    /// The command's `/dev/shm` ([`shm`]).
+    pub shm: SharedMemory,
     /// Landlock mode: the auditor, whose descendants are the command's processes
     /// ([`pids`]).
     pub auditor: Option<libc::pid_t>,
@@ -230,6 +234,7 @@ impl Supervisor {
             asked: Mutex::default(),
             reserved: Vec::new(),
             unix_paths: Vec::new(),
+            shm: SharedMemory::Untouched,
             auditor: None,
         }
     }

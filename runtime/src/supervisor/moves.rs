@@ -54,6 +54,9 @@ impl Call<'_> {
             }
             let src = self.target(dirfds[0], &old)?;
             let dst = self.target(dirfds[1], &new)?;
+            if let Some(o) = self.across_host_shm(&src, &dst, None) {
+                return o;
+            }
             let st = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
             if sys::file_type(&st) == libc::S_IFDIR {
                 return Err(fail(libc::EPERM));
@@ -102,6 +105,9 @@ impl Call<'_> {
             }
             let src = self.target(dirfds[0], &old)?;
             let dst = self.target(dirfds[1], &new)?;
+            if let Some(o) = self.across_host_shm(&src, &dst, Some(flags)) {
+                return o;
+            }
             let s = sys::lstat_at(src.parent.as_fd(), &src.name).map_err(fail)?;
             let d = match sys::lstat_at(dst.parent.as_fd(), &dst.name) {
                 Ok(d) => Some(d),

@@ -73,6 +73,10 @@ impl Call<'_> {
         if !self.valid() {
             return Err(Outcome::Gone);
         }
+        // namespace mode's private /dev/shm has a rule of its own: the kernel judges there
+        if self.private_shm(&t) {
+            return Err(Outcome::Continue);
+        }
         Ok(t)
     }
 
@@ -270,6 +274,9 @@ impl Call<'_> {
                 return Ok(Outcome::Continue);
             }
             let t = self.target(dirfd, &raw)?;
+            if flags & libc::AT_REMOVEDIR == 0 && self.in_host_shm(&t) {
+                return self.unlink_shm(&t);
+            }
             let st = sys::lstat_at(t.parent.as_fd(), &t.name).map_err(fail)?;
             let e = Existing { made_by_run: self.made_by_run(&st) };
             if let Verdict::Refuse(r) = name_rules::remove(&self.sup.policy, &t.path, e) {

@@ -54,6 +54,9 @@ impl Call<'_> {
             }
         }
         let t = self.target(dirfd, &raw)?;
+        if self.in_host_shm(&t) {
+            return self.open_shm(&t, flags, mode);
+        }
         let accmode = flags & libc::O_ACCMODE;
         let reads = accmode == libc::O_RDWR || accmode == libc::O_RDONLY;
         match sys::lstat_at(t.parent.as_fd(), &t.name) {
