@@ -45,6 +45,25 @@ escapes! {
         .setup(|e| e.file(&e.o("secretdir/sub/key"), "KEYMATERIAL\n"))
         .fails().prints("parent-listed").lacks("KEYMATERIAL").absent("w/copy.txt")
         .check(|_, o| if o.text.lines().any(|l| l == "key") { Ok(()) } else { Err(format!("the name is not listed: {}", o.text)) });
+    // a path the command may write it reads back, also below denyRead (npm's cache under
+    // `denyRead: ["~"]`, issue 36); the rest of the denied tree stays unreadable
+    written_below_deny_read_reads_back => Scenario::new(concat!(
+        r#"echo CACHED > "$O/home/.npm/entry" && cat "$O/home/.npm/entry" && cat "$O/home/.npm/old" && echo READ-BACK; "#,
+        r#"cat "$O/home/secret.txt"; exit 1"#,
+    ))
+        .with("filesystem.denyRead", json!(["{O}/home"]))
+        .with("filesystem.allowWrite", json!([".", "{O}/home/.npm"]))
+        .setup(|e| {
+            e.file(&e.o("home/secret.txt"), "TOPSECRET\n");
+            e.file(&e.o("home/.npm/old"), "OLDENTRY\n");
+        })
+        .fails().prints("CACHED").prints("OLDENTRY").prints("READ-BACK").lacks("TOPSECRET");
+    // ...but a denyRead deeper inside the writable tree still wins
+    deeper_deny_read_inside_a_write_root_wins => Scenario::new(r#"cat "$O/home/.npm/sub/keys/k""#)
+        .with("filesystem.denyRead", json!(["{O}/home", "{O}/home/.npm/sub/keys"]))
+        .with("filesystem.allowWrite", json!([".", "{O}/home/.npm"]))
+        .setup(|e| e.file(&e.o("home/.npm/sub/keys/k"), "KEYMATERIAL\n"))
+        .fails().lacks("KEYMATERIAL");
     inherited_read_fd => attempt("cat <&3").wrap(r#"exec 3<"$O/secret.txt"; "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#)
         .fails().lacks("TOPSECRET");
     inherited_write_fd => Scenario::new("echo evil >&4")
