@@ -12,8 +12,7 @@ pub struct TmpDir(pub PathBuf);
 
 impl TmpDir {
     pub fn create() -> Result<TmpDir, LaunchError> {
-        let base =
-            std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/tmp".into());
+        let base = base(std::env::var_os("TMPDIR").map(PathBuf::from).filter(|p| p.is_dir()));
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = base.join(format!("srt-{}-{nanos:x}", std::process::id()));
@@ -48,10 +47,33 @@ impl TmpDir {
     }
 }
 
+/// Where the run's TMPDIR is made: in `$TMPDIR`, else `/tmp`; never in `/dev/shm`, which is
+/// the run's own ([`crate::fs::shm`]): the host's is closed to the command in landlock
+/// mode and hidden by a fresh tmpfs in namespace mode.
+fn base(tmpdir: Option<PathBuf>) -> PathBuf {
+    let shm = Path::new(crate::fs::shm::DIR);
+    tmpdir
+        .filter(|p| !crate::paths::under(&p.canonicalize().unwrap_or_else(|_| p.clone()), shm))
+        .unwrap_or_else(|| "/tmp".into())
+}
+
 impl Drop for TmpDir {
     fn drop(&mut self) {
         if let Err(e) = self.remove() {
             crate::warn!("could not remove {}: {e}", self.0.display());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_tmpdir_is_never_made_in_dev_shm() {
+        assert_eq!(base(None), PathBuf::from("/tmp"));
+        assert_eq!(base(Some("/var/tmp".into())), PathBuf::from("/var/tmp"));
+        assert_eq!(base(Some("/dev/shm".into())), PathBuf::from("/tmp"));
+        assert_eq!(base(Some("/dev/shm/x/../y".into())), PathBuf::from("/tmp"));
     }
 }

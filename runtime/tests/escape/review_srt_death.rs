@@ -117,8 +117,10 @@ for i in range(20000):
     os.mkdir("n"); os.rename("t", "n/t"); os.rename("n", "t")
 print("made 20000 levels")'"#;
 
-/// TMPDIR's base on tmpfs where there is one: 20,000 directories on a disk mounted with
-/// `discard` take a synchronous discard each to remove; the depth is the point, not the disk.
+/// TMPDIR's base in /dev/shm where there is one (20,000 directories on a disk mounted with
+/// `discard` take a synchronous discard each to remove; the depth is the point, not the
+/// disk). /dev/shm is the run's own, so srt makes the run's TMPDIR in /tmp instead: both
+/// places must be left empty.
 const DEEP_WRAP: &str = r#"base=/dev/shm; [ -d "$base" ] && [ -w "$base" ] || base="$HOME"
 export TMPDIR=$(mktemp -d "$base/srt-escape-deep.XXXXXX")
 "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD"; code=$?
