@@ -40,7 +40,14 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
     let floor = if ns { "Landlock + read-only mount view" } else { "Landlock" };
     let _ = writeln!(w, "  writes: only beneath these  [{floor}]");
     for d in &pol.write {
-        let _ = writeln!(w, "    allow write {}", d.display());
+        let missing = match (d.symlink_metadata().is_ok() || *d == p.tmpdir, ns) {
+            (true, _) => "",
+            (false, true) => {
+                " (missing: namespace mode's mount view cannot make it writable; create it before the run)"
+            }
+            (false, false) => " (missing: the command may make it)",
+        };
+        let _ = writeln!(w, "    allow write {}{missing}", d.display());
     }
     let exists_how =
         if ns { "exists: Landlock + mounted read-only" } else { "exists: Landlock; its metadata by the supervisor" };

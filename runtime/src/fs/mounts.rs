@@ -80,6 +80,18 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
     }
 }
 
+/// `allowWrite` roots that do not exist: no mount can make them writable in the command's
+/// view (namespace mode), so the command cannot make them either. The run's TMPDIR and
+/// devices are never among them.
+pub fn missing_roots(policy: &FsPolicy) -> Vec<PathBuf> {
+    policy
+        .write
+        .iter()
+        .filter(|p| p.symlink_metadata().is_err() && !policy.write.iter().any(|o| o != *p && under(p, o)))
+        .cloned()
+        .collect()
+}
+
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
 const AT_RECURSIVE: libc::c_uint = 0x8000;

@@ -268,8 +268,12 @@ impl Pool {
     }
 
     /// Write rules for the directories made ahead.
+    /// The pool's rules: writing, making files and directories, and reading back what was
+    /// written (a pool directory is handed out only where the policy lets the command read,
+    /// `supervisor::names::take_from_pool`; Landlock's refer rule keeps a rename or link from
+    /// carrying anything read-denied into one).
     pub fn rules(&self) -> Vec<PlannedRule> {
-        let write = Rights { read: false, list: false, write: true };
+        let write = Rights { read: true, list: true, write: true };
         self.made
             .iter()
             .map(|(name, id)| PlannedRule {

@@ -182,6 +182,15 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
+    if namespaced {
+        for p in crate::fs::mounts::missing_roots(&prepared.policy) {
+            crate::warn!(
+                "allowWrite {} does not exist, and namespace mode makes only existing paths writable: this run cannot write there (create it first: mkdir -p {})",
+                p.display(),
+                p.display()
+            );
+        }
+    }
     let start = if namespaced {
         let view = if prepared.fs_enabled {
             crate::fs::mounts::plan(&prepared.policy, &crate::fs::prepare::protected_paths(&prepared.policy))

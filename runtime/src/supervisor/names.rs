@@ -135,8 +135,11 @@ impl Call<'_> {
     pub(super) fn take_from_pool(&self, t: &Target, mode: u32) -> Step<bool> {
         let Some(pool) = &self.sup.pool else { return Ok(false) };
         let pol = &self.sup.policy;
-        // the pool's rules grant writing only: reading there is what it would be anyway
-        let plain = pol.can_write(&t.path) && !pol.guards_below(&t.path) && !pol.read_denied_below(&t.path);
+        // the pool's rules grant reading too: only where the policy lets the command read
+        let plain = pol.can_write(&t.path)
+            && pol.can_read(&t.path)
+            && !pol.guards_below(&t.path)
+            && !pol.read_denied_below(&t.path);
         if !plain || self.native_dir(t.parent.as_fd()) == Native::Files {
             tracing::debug!(plain, path = %t.path.display(), "no pool directory: not needed here");
             return Ok(false);
@@ -155,7 +158,12 @@ impl Call<'_> {
         if !pool.hand_out(t.parent.as_fd(), &t.name, &record).map_err(fail)? {
             // namespace mode: the command's directory is on a mount of its own view, and a
             // rename from srt's mount of the pool to it crosses mounts. The same directory
-            // on srt's side, checked to be the same inode, takes it.
+            // on srt's side, checked to be the same inode, takes it, unless the command's
+            // view has it read-only (a missing allowWrite root: nothing below would be
+            // writable there), where the kernel's answer stands.
+            if sys::read_only_mount(t.parent.as_fd()) {
+                return Err(fail(libc::EROFS));
+            }
             let ours = (pool.any_left()).then(|| same_dir_here(t)).flatten();
             if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name, &record).unwrap_or(false)) {
                 tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");

@@ -109,6 +109,14 @@ pub fn proc_self(fd: BorrowedFd<'_>) -> CString {
     CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default()
 }
 
+/// Whether `fd` lies on a read-only mount (`fstatvfs`'s `ST_RDONLY`); `false` if unknown.
+pub fn read_only_mount(fd: BorrowedFd<'_>) -> bool {
+    // SAFETY: an all-zero statvfs is a valid out-buffer.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatvfs on a live descriptor into a local.
+    unsafe { libc::fstatvfs(fd.as_raw_fd(), &mut st) == 0 && st.f_flag & libc::ST_RDONLY != 0 }
+}
+
 pub fn result(r: libc::c_long) -> Result<i64, Errno> {
     if r < 0 {
         Err(last_errno())

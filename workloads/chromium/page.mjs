@@ -1,0 +1,14 @@
+import { chromium } from 'playwright-core';
+import http from 'node:http';
+const server = http.createServer((q, r) => { r.setHeader('content-type', 'text/html'); r.end('<html><body><h1 id="t">hello from loopback</h1><canvas id="c" width="200" height="100"></canvas><script>const g=document.getElementById("c").getContext("2d");g.fillStyle="red";g.fillRect(0,0,200,100);</script></body></html>'); });
+await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+const { port } = server.address();
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', ignoreDefaultArgs: ['--disable-dev-shm-usage'], args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const page = await browser.newPage();
+await page.goto(`http://127.0.0.1:${port}/`);
+const text = await page.textContent('#t');
+await page.screenshot({ path: 'shot.png' });
+const shm = await page.evaluate(() => 1 + 1);
+console.log('page says:', text, shm);
+await browser.close(); server.close();
+console.log(text === 'hello from loopback' ? 'CHROMIUM-OK' : 'CHROMIUM-WRONG');
