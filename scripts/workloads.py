@@ -315,8 +315,8 @@ class Chromium(Workload):
 
 class NpmInstall(Workload):
     name = "npm-install"
-    what = ("npm ci of express's 417 packages from a registry mirror on loopback, "
-            'denyRead ["~"] with allowWrite [".", "~/.npm"] (npm reads back the cache it writes)')
+    what = ("npm ci of express's 417 packages from a registry mirror on loopback, then again from the "
+            'cache it wrote, with denyRead ["~"] and allowWrite [".", "~/.npm"]')
     needs = ("node", "npm")
     network = {"allowedDomains": ["registry.test"]}
     filesystem = {"denyRead": ["~"], "allowWrite": [".", "~/.npm"]}
@@ -368,8 +368,10 @@ class NpmInstall(Workload):
 
     def command(self, ctx):
         host = "127.0.0.1" if ctx.mode == "bare" else "registry.test"
-        return (f"cd project && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error "
-                f"--registry http://{host}:{ctx.port}/ && "
+        # twice: the second install takes every tarball from the cache the first one wrote
+        npm = (f"npm ci --no-audit --no-fund --ignore-scripts --loglevel=error --prefer-offline "
+               f"--registry http://{host}:{ctx.port}/")
+        return (f"cd project && {npm} && rm -rf node_modules && {npm} && "
                 'echo "installed $(ls node_modules | wc -l) top-level packages"')
 
     def srt_args(self, ctx):
@@ -403,7 +405,10 @@ def run_one(w, mode, uid, srt, base, timeout):
     ctx = Ctx(mode, uid, run)
     run.mkdir(parents=True)
     subprocess.run(["cp", "-a", "--reflink=auto", str(w.prepared), str(ctx.work)], check=True)
-    ctx.home.mkdir()
+    # the home of a user who has run npm and pip before (namespace mode can make writable
+    # only allowWrite paths that exist)
+    for d in [".npm", ".cache"]:
+        (ctx.home / d).mkdir(parents=True)
     (run / "srt-settings.json").write_text(json.dumps(w.settings(), indent=2))
     if uid != 0:
         chown_tree(run, uid)
