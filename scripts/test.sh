@@ -21,6 +21,11 @@ SRT_TEST_SKIP_LOG="$skips" cargo test --workspace --quiet 2>&1 | tee target/test
 # spares CI a release build with fat LTO), which it builds itself as its first check
 echo "== scripts/podman-test.sh" >&2
 SRT_PODMAN_BIN_DIR=target/dist-debug SRT_TEST_SKIP_LOG="$skips" timeout 3600 bash scripts/podman-test.sh 2>&1 | tee target/podman-test-output.txt || true
+# real projects' suites under srt beside a bare run (scripts/workloads.py): the part that
+# fits CI's time (express, werkzeug, git, Chromium, npm from a loopback registry), both
+# modes, root and uid 65534, with the debug srt; each srt run counts as one check
+echo "== scripts/workloads.sh --ci" >&2
+timeout 2400 bash scripts/workloads.sh --ci --srt target/debug/srt 2>&1 | tee target/workloads-output.txt || true
 # tests that could not do what their name says here (not root, no second uid, ...) are
 # counted as skipped, not passed, with the reasons
 if [ -s "$skips" ]; then
@@ -29,13 +34,16 @@ if [ -s "$skips" ]; then
 fi
 # a single closing line for CI readers: the totals over every test binary
 # (a skipped podman test is one skip that no "test result:" line counted as passed; a
-# podman run that ended without its "podman: N passed, M failed" line is one failure)
+# podman run that ended without its "podman: N passed, M failed" line is one failure, and
+# so is a workloads run without its "workloads: N passed, M failed" line)
 podman_skipped=$(grep -c '^podman-test	' "$skips" || true)
 awk -v skipped="$(sort -u "$skips" | wc -l)" -v podman_skipped="$podman_skipped" \
   'FNR == 1 { file++ }
    file == 1 && /^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
    file == 2 && /^podman: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4; podman_done = 1 }
    file == 2 && /^skipped: podman real-runtime test:/ { podman_done = 1 }
+   file == 3 && /^workloads: [0-9]+ passed, [0-9]+ failed$/ { p += $2; f += $4; workloads_done = 1 }
    END { if (!podman_done) f++
+         if (!workloads_done) f++
          printf "%d passed, %d skipped, %d failed\n", p - (skipped - podman_skipped), skipped, f; exit (f > 0) }' \
-  target/test-output.txt target/podman-test-output.txt
+  target/test-output.txt target/podman-test-output.txt target/workloads-output.txt

@@ -26,8 +26,9 @@
 //! handling never waits for any of them.
 
 mod connect;
-pub use shm::SharedMemory;
+mod follow;
 pub use state::transparent_refused_without_getfd;
+pub use state::SharedMemory;
 mod listen;
 mod local;
 mod meta;
@@ -378,7 +379,7 @@ impl Pool {
     }
 
     fn work(self: Arc<Self>) {
-        let mut follow = Follow::default();
+        let mut follow = follow::Follow::default();
         loop {
             self.idle.fetch_add(1, Ordering::SeqCst);
             let fd = std::os::fd::AsRawFd::as_raw_fd(&self.listener);
@@ -449,51 +450,6 @@ impl Watchdog {
 /// Every receiver is inside a call (none idle) and none was answered since the last look.
 fn stuck(idle: usize, done: usize, last: usize) -> bool {
     idle == 0 && done == last
-}
-
-/// Keeps a receiver on the CPU of the thread it serves. The kernel hands a notification to
-/// the receiver on the trapping thread's CPU, but an idle CPU nearby pulls the receiver away
-/// before it runs, and an fd answer (ADDFD) wakes the command on its own CPU, so every
-/// round trip would cost two cross-CPU wake-ups (tens of µs each on a VM). Pinning the
-/// receiver to the CPU the command last ran on, re-checked now and then, avoids that; a
-/// command spread over several CPUs only gets what it had without this.
-#[derive(Default)]
-struct Follow {
-    pid: u32,
-    calls: u32,
-    cpu: Option<usize>,
-}
-
-impl Follow {
-    const RECHECK: u32 = 128;
-
-    fn note(&mut self, pid: u32) {
-        self.calls = self.calls.wrapping_add(1);
-        if pid == self.pid && !self.calls.is_multiple_of(Self::RECHECK) {
-            return;
-        }
-        self.pid = pid;
-        let Some(cpu) = last_cpu(pid) else { return };
-        if self.cpu == Some(cpu) {
-            return;
-        }
-        // SAFETY: an all-zero cpu_set_t is valid; CPU_SET writes within it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
-                self.cpu = Some(cpu);
-            }
-        }
-    }
-}
-
-/// Field 39 of /proc/<pid>/stat: the CPU the thread last ran on.
-fn last_cpu(pid: u32) -> Option<usize> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // the command name (field 2) may hold spaces and parentheses: count after its last ')'
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(36)?.parse().ok()
 }
 
 #[cfg(test)]

@@ -8,39 +8,15 @@
 //! no replacing: should srt die in between, no file is left behind, and the name the
 //! journal holds is removed only while it still holds that inode.
 
-use std::collections::HashSet;
 use std::os::fd::{AsFd, AsRawFd};
-use std::sync::Mutex;
 
 use super::names::Step;
 use super::resolve::Target;
+use super::state::SharedMemory;
 use super::sys;
 use super::{Call, Outcome};
 use crate::check::journal::Entry;
 use crate::fs::shm::{self, Ask, Found, Verdict};
-
-/// How the command's `/dev/shm` is kept apart.
-#[derive(Default)]
-pub enum SharedMemory {
-    /// No filesystem rules (or no `/dev/shm`): nothing to do.
-    #[default]
-    Untouched,
-    /// Namespace mode's own tmpfs: the kernel judges.
-    Private,
-    /// Landlock mode: the host's `/dev/shm` (device, inode), and what the run made there.
-    Host { dir: (u64, u64), own: Mutex<HashSet<(u64, u64)>> },
-}
-
-impl SharedMemory {
-    /// Landlock mode's: the host's `/dev/shm` as it is now, if it is a directory.
-    pub fn host() -> SharedMemory {
-        use std::os::unix::fs::MetadataExt;
-        match std::fs::symlink_metadata(shm::DIR) {
-            Ok(m) if m.is_dir() => SharedMemory::Host { dir: (m.dev(), m.ino()), own: Mutex::default() },
-            _ => SharedMemory::Untouched,
-        }
-    }
-}
 
 impl Call<'_> {
     /// Namespace mode: a name in the private `/dev/shm` is the kernel's to judge.

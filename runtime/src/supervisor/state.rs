@@ -4,10 +4,11 @@
 //! `pidfd_getfd`. Below every handler, so that the core and the handlers both import it
 //! and neither imports the other.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::net::shown_addr::Asked;
 
@@ -82,6 +83,29 @@ impl AskedTable {
 
     pub(super) fn get(&self, ino: u64) -> Option<(Asked, Option<SocketAddr>)> {
         self.by_ino.get(&ino).copied()
+    }
+}
+
+/// How the command's `/dev/shm` is kept apart.
+#[derive(Default)]
+pub enum SharedMemory {
+    /// No filesystem rules (or no `/dev/shm`): nothing to do.
+    #[default]
+    Untouched,
+    /// Namespace mode's own tmpfs: the kernel judges.
+    Private,
+    /// Landlock mode: the host's `/dev/shm` (device, inode), and what the run made there.
+    Host { dir: (u64, u64), own: Mutex<HashSet<(u64, u64)>> },
+}
+
+impl SharedMemory {
+    /// Landlock mode's: the host's `/dev/shm` as it is now, if it is a directory.
+    pub fn host() -> SharedMemory {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::symlink_metadata(crate::fs::shm::DIR) {
+            Ok(m) if m.is_dir() => SharedMemory::Host { dir: (m.dev(), m.ino()), own: Mutex::default() },
+            _ => SharedMemory::Untouched,
+        }
     }
 }
 
