@@ -18,6 +18,7 @@ mod escape {
     mod fs_write;
     mod local_net;
     mod mount_aliases;
+    mod moved_rules;
     mod native_create;
     mod native_mkdir;
     mod net_proxy;
@@ -46,4 +47,5 @@ mod escape {
     mod shared_memory;
     mod syscalls;
     mod unix_sockets;
+    mod write_roots;
 }

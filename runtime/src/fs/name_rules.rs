@@ -56,8 +56,18 @@ pub fn create(pol: &FsPolicy, p: &Path, kind: Kind) -> Verdict {
         Guard::Open if kind != Kind::Dir && pol.guards_below(p) => {
             Verdict::Refuse("protected paths lie below this name")
         }
+        // a later run resolves its allowWrite roots through whatever is there: a symlink at
+        // a root, or on the way to one, would hand that run a tree of the command's choice
+        Guard::Open if kind != Kind::Dir && on_the_way_to_a_root(pol, p) => {
+            Verdict::Refuse("an allowWrite root, or the way to one, may only be made as a new directory")
+        }
         Guard::Open => Verdict::Allow,
     }
+}
+
+/// `p` is an `allowWrite` root (missing at launch) or lies above one.
+fn on_the_way_to_a_root(pol: &FsPolicy, p: &Path) -> bool {
+    pol.write.iter().any(|w| crate::fs::policy::under(w, p))
 }
 
 /// Removing the object at `p`, or moving it away.
@@ -91,6 +101,12 @@ pub fn rename(
     if let Some(r) = read_gain(pol, src, dst) {
         return Verdict::Refuse(r);
     }
+    // Landlock's rules are on inodes and move with them: a directory that carries one (the
+    // pool's, TMPDIR, any planned at launch) or holds one would take its read right into the
+    // denied tree, and whatever is moved into it there becomes readable
+    if src_kind == Kind::Dir && !pol.can_read(dst) {
+        return Verdict::Refuse("a directory may not be moved into a denyRead tree (its rules would go with it)");
+    }
     // a config is replaced whole, and only by content that passes the allow-list, so it
     // does not matter who wrote the one it replaces
     if pol.guard(dst) == Guard::GitConfig && src_kind == Kind::File {
@@ -102,9 +118,13 @@ pub fn rename(
         }
     }
     // unlike mkdir, a directory moved here arrives with its contents, so it may not land on a
-    // name that has protected paths below it, even where an empty one this run made stood
+    // name that has protected paths below it, even where an empty one this run made stood,
+    // nor where a later run's allowWrite root would be resolved through what it holds
     if pol.guards_below(dst) {
         return Verdict::Refuse("protected paths lie below this name");
+    }
+    if on_the_way_to_a_root(pol, dst) {
+        return Verdict::Refuse("an allowWrite root, or the way to one, may only be made as a new directory");
     }
     create(pol, dst, src_kind)
 }
@@ -220,5 +240,38 @@ mod tests {
         assert!(matches!(rename(&pol, &p("/w/secrets"), OLD, Kind::Dir, &p("/w/x"), NEW), Verdict::Refuse(_)));
         assert_eq!(link(&pol, &p("/w/a"), &p("/w/b")), Verdict::Allow);
         assert!(matches!(link(&pol, &p("/etc/passwd"), &p("/w/b")), Verdict::Refuse(_)));
+    }
+
+    /// Round 8's H1: rules travel with inodes. A directory with a read rule (a pool
+    /// directory, TMPDIR, `src/` planned at launch) moved into the denied tree made a
+    /// denied file moved into it readable.
+    #[test]
+    fn directories_do_not_move_into_a_denied_tree() {
+        let pol = pol();
+        for dst in ["/w/secrets/x", "/w/.env"] {
+            assert!(matches!(rename(&pol, &p("/w/x"), MINE, Kind::Dir, &p(dst), NEW), Verdict::Refuse(_)), "{dst}");
+            assert!(matches!(rename(&pol, &p("/tmp/t"), OLD, Kind::Dir, &p(dst), NEW), Verdict::Refuse(_)), "{dst}");
+        }
+        // files keep moving within it (what is written there stays unreadable)
+        assert_eq!(rename(&pol, &p("/w/secrets/a"), OLD, Kind::File, &p("/w/secrets/b"), NEW), Verdict::Allow);
+        assert_eq!(rename(&pol, &p("/w/x"), MINE, Kind::Dir, &p("/w/y"), NEW), Verdict::Allow);
+    }
+
+    /// Round 8's H2: a symlink made at a missing allowWrite root (or on the way to one) sent
+    /// the next run's root, and its read and write rights, wherever it pointed.
+    #[test]
+    fn missing_roots_and_the_way_to_them_are_only_made_as_directories() {
+        let pol = FsPolicy { write: vec![p("/w"), p("/h/.npm"), p("/h/.cache/pip")], ..FsPolicy::default() };
+        let pol = FsPolicy { write: [pol.write.clone(), vec![p("/h")]].concat(), ..pol };
+        for at in ["/h/.npm", "/h/.cache", "/h/.cache/pip"] {
+            assert_eq!(create(&pol, &p(at), Kind::Dir), Verdict::Allow, "{at}");
+            for k in [Kind::Symlink, Kind::File, Kind::Link, Kind::Special] {
+                assert!(matches!(create(&pol, &p(at), k), Verdict::Refuse(_)), "{k:?} at {at}");
+            }
+            assert!(matches!(rename(&pol, &p("/h/x"), MINE, Kind::Dir, &p(at), NEW), Verdict::Refuse(_)), "{at}");
+            assert!(matches!(rename(&pol, &p("/h/l"), MINE, Kind::Symlink, &p(at), NEW), Verdict::Refuse(_)), "{at}");
+            assert!(matches!(link(&pol, &p("/h/f"), &p(at)), Verdict::Refuse(_)), "{at}");
+        }
+        assert_eq!(create(&pol, &p("/h/.cache/other"), Kind::Symlink), Verdict::Allow, "beside the way");
     }
 }

@@ -143,7 +143,8 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
 
 /// `/dev/shm` is the run's own ([`crate::fs::shm`]): settings that would open the host's,
 /// where other programs keep their shared memory, are set aside (and `srt explain` names
-/// them), and it is denied to Landlock whatever tree around it the settings open, so that
+/// them), and it is denied to Landlock whatever tree around it the settings open (a
+/// `denyRead` deeper than any `allowRead` or writable root that holds it), so that
 /// only the run's own `/dev/shm` is reachable (namespace mode's tmpfs has a rule of its
 /// own; landlock mode's entries are the supervisor's).
 fn shm_is_the_runs_own(policy: &mut FsPolicy) {
@@ -161,9 +162,8 @@ fn shm_is_the_runs_own(policy: &mut FsPolicy) {
     ignored.sort();
     ignored.dedup();
     policy.shm_settings_ignored = ignored;
-    if !policy.deny_read.iter().any(|d| d.as_os_str() == "/") {
-        policy.deny_read.push(shm.to_path_buf());
-    }
+    // also under `denyRead: ["/"]`: an allowRead of `/dev` (or `/`) would otherwise re-allow it
+    policy.deny_read.push(shm.to_path_buf());
     policy.deny_write.push(shm.to_path_buf());
 }
 

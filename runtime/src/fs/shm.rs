@@ -91,24 +91,27 @@ pub fn decide(ask: Ask) -> Verdict {
     }
 }
 
-/// Removes what a run made in `/dev/shm` and left there: each `(name, dev, ino)` the
-/// journal recorded, only while that name still holds that very file (never another
-/// program's that took the name since). Returns how many went.
+/// Removes what a run made in `/dev/shm` and left there: each name the journal recorded,
+/// only while it holds one of the files the run made (any of them: a link or rename raced
+/// by another thread of the command may have put another of its files there than the one
+/// journaled for that name), never another program's that took the name since. Returns
+/// how many went.
 pub fn remove_made(made: &[(PathBuf, u64, u64)]) -> usize {
+    let runs: std::collections::HashSet<(u64, u64)> = made.iter().map(|(_, d, i)| (*d, *i)).collect();
     if made.is_empty() {
         return 0;
     }
     let Ok(dir) = std::fs::File::open(DIR) else { return 0 };
     let dirfd = std::os::fd::AsRawFd::as_raw_fd(&dir);
     let mut removed = 0;
-    for (path, dev, ino) in made {
+    for (path, _, _) in made {
         let (true, Some(name)) = (is_entry(path), path.file_name()) else { continue };
         let Ok(name) = CString::new(name.as_bytes()) else { continue };
         // SAFETY: an all-zero stat is a valid out-buffer.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstatat on a live directory descriptor with a NUL-terminated name.
         let found = unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } == 0;
-        if found && (st.st_dev, st.st_ino) == (*dev, *ino) && st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        if found && runs.contains(&(st.st_dev, st.st_ino)) && st.st_mode & libc::S_IFMT == libc::S_IFREG {
             // SAFETY: unlinkat on a live directory descriptor with a NUL-terminated name.
             if unsafe { libc::unlinkat(dirfd, name.as_ptr(), 0) } == 0 {
                 removed += 1;
@@ -148,16 +151,22 @@ mod tests {
         std::fs::remove_file(at("taken")).unwrap();
         std::fs::write(at("taken-tmp"), "someone else's").unwrap();
         std::fs::rename(at("taken-tmp"), at("taken")).unwrap();
+        // a raced link: the name was journaled with one of the run's files and holds another
+        std::fs::write(at("raced-src"), "x").unwrap();
+        let raced = id("raced-src");
+        std::fs::hard_link(at("raced-src"), at("raced")).unwrap();
         let made = [
             (at("gone"), gone.0, gone.1),
             (at("taken"), taken.0, taken.1),
+            (at("raced-src"), raced.0, raced.1),
+            (at("raced"), gone.0, gone.1),
             (PathBuf::from("/tmp/not-in-dev-shm"), gone.0, gone.1),
         ];
         let removed = remove_made(&made);
         let still = |n: &str| at(n).exists();
-        assert!(!still("gone"));
-        assert!(still("kept") && still("taken"), "only the run's own file under its recorded name");
-        assert_eq!(removed, 1);
+        assert!(!still("gone") && !still("raced") && !still("raced-src"));
+        assert!(still("kept") && still("taken"), "only names the run journaled, holding files it made");
+        assert_eq!(removed, 3);
         for n in ["kept", "taken"] {
             std::fs::remove_file(at(n)).unwrap();
         }

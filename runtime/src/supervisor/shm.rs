@@ -9,6 +9,7 @@
 //! journal holds is removed only while it still holds that inode.
 
 use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
 
 use super::names::Step;
 use super::resolve::Target;
@@ -95,12 +96,13 @@ impl Call<'_> {
 
     /// Makes the file unnamed, journals it, and links it in without replacing anything.
     fn shm_create(&self, t: &Target, flags: i32, mode: u32) -> Step<Outcome> {
-        let made =
-            sys::openat2(Some(t.parent.as_fd()), c".", libc::O_TMPFILE | libc::O_RDWR, u64::from(self.mode(mode)), 0)
-                .map_err(Outcome::Fail)?;
+        // no setuid, setgid or sticky bit on a file in a directory other programs share
+        let mode = self.mode(mode) & 0o777;
+        let made = sys::openat2(Some(t.parent.as_fd()), c".", libc::O_TMPFILE | libc::O_RDWR, u64::from(mode), 0)
+            .map_err(Outcome::Fail)?;
         let st = sys::fstat(made.as_fd()).map_err(Outcome::Fail)?;
-        self.shm_own(&st);
         self.shm_journal(t, &st)?;
+        self.shm_own(&st);
         let from = sys::proc_self(made.as_fd());
         // SAFETY: linkat with live descriptors and NUL-terminated paths; following the
         // magic link of our own descriptor is how an unnamed file gets a name unprivileged.
@@ -120,19 +122,45 @@ impl Call<'_> {
         Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
     }
 
+    /// Removes the run's own entry. The name is checked, then acted on: another program
+    /// could put its own file there in between (unlink and create its fixed name). So the
+    /// entry is first renamed to a name of srt's (never replacing), checked there, and only
+    /// then removed; anything else is put back.
     pub(super) fn unlink_shm(&self, t: &Target) -> Step<Outcome> {
-        let (entry, _) = self.shm_found(t)?;
+        let (entry, found) = self.shm_found(t)?;
         match shm::decide(Ask::Unlink { entry }) {
-            Verdict::Perform => {
-                // SAFETY: plain syscall with a live fd and a NUL-terminated name.
-                let r = unsafe { libc::unlinkat(t.parent.as_raw_fd(), t.name.as_ptr(), 0) };
-                sys::result(r.into()).map_err(Outcome::Fail)?;
-                self.note(&t.path, "/dev/shm: removed the run's own");
-                Ok(Outcome::Value(0))
-            }
-            Verdict::Refuse(e) => Ok(self.shm_refuse(t, e)),
-            _ => Err(Outcome::Fail(libc::EINVAL)),
+            Verdict::Perform => {}
+            Verdict::Refuse(e) => return Ok(self.shm_refuse(t, e)),
+            _ => return Err(Outcome::Fail(libc::EINVAL)),
         }
+        let aside = aside_name();
+        let dir = t.parent.as_raw_fd();
+        // journaled under srt's name too: should srt die before the unlink, the check removes it
+        if let Some(st) = &found {
+            let path = t.path.with_file_name(std::ffi::OsStr::from_bytes(aside.to_bytes()));
+            self.journal(Entry::Shm { path, dev: st.st_dev, ino: st.st_ino })?;
+        }
+        rename_noreplace(dir, &t.name, dir, &aside).map_err(Outcome::Fail)?;
+        let st = sys::lstat_at(t.parent.as_fd(), &aside).map_err(Outcome::Fail)?;
+        let SharedMemory::Host { own, .. } = &self.sup.shm else { return Err(Outcome::Continue) };
+        let mine =
+            sys::file_type(&st) == libc::S_IFREG && own.lock().is_ok_and(|o| o.contains(&(st.st_dev, st.st_ino)));
+        if !mine {
+            // not what was checked: back where it was (should the name be taken again by
+            // then, it stays under srt's name, which no program looks for)
+            let _ = rename_noreplace(dir, &aside, dir, &t.name);
+            return Ok(self.shm_refuse(t, libc::EACCES));
+        }
+        // SAFETY: plain syscall with a live fd and a NUL-terminated name.
+        let r = unsafe { libc::unlinkat(dir, aside.as_ptr(), 0) };
+        sys::result(r.into()).map_err(Outcome::Fail)?;
+        if st.st_nlink <= 1 {
+            if let Ok(mut o) = own.lock() {
+                o.remove(&(st.st_dev, st.st_ino));
+            }
+        }
+        self.note(&t.path, "/dev/shm: removed the run's own");
+        Ok(Outcome::Value(0))
     }
 
     /// A link or rename with a name in the host's `/dev/shm`: judged here when both are
@@ -169,10 +197,16 @@ impl Call<'_> {
             self.shm_journal(src, d)?;
         }
         let (a, b) = (src.parent.as_raw_fd(), dst.parent.as_raw_fd());
+        // what was missing at the check must still be missing: never replace a file another
+        // program made there in between (a link never replaces)
+        let f = match (to, ask_exchange(flags)) {
+            (Found::Missing, false) => flags | libc::RENAME_NOREPLACE,
+            _ => flags,
+        };
         let r = match rename {
             // SAFETY: plain syscalls with live fds and NUL-terminated names.
             None => unsafe { libc::linkat(a, src.name.as_ptr(), b, dst.name.as_ptr(), 0) }.into(),
-            Some(f) => unsafe {
+            Some(_) => unsafe {
                 libc::syscall(libc::SYS_renameat2, a, src.name.as_ptr(), b, dst.name.as_ptr(), f as libc::c_uint)
             },
         };
@@ -184,4 +218,19 @@ impl Call<'_> {
 
 fn ask_exchange(flags: u32) -> bool {
     flags & libc::RENAME_EXCHANGE != 0
+}
+
+/// A name of srt's own in `/dev/shm` for an entry on its way out.
+fn aside_name() -> std::ffi::CString {
+    let mut r = [0u8; 8];
+    // SAFETY: getrandom writes at most the buffer's length into it.
+    unsafe { libc::getrandom(r.as_mut_ptr().cast(), r.len(), 0) };
+    // a decimal number and a hex one: never a NUL
+    std::ffi::CString::new(format!(".srt-{}-{:016x}", std::process::id(), u64::from_ne_bytes(r))).unwrap_or_default()
+}
+
+fn rename_noreplace(a: i32, from: &std::ffi::CStr, b: i32, to: &std::ffi::CStr) -> Result<i64, i32> {
+    // SAFETY: plain syscall with live fds and NUL-terminated names.
+    let r = unsafe { libc::syscall(libc::SYS_renameat2, a, from.as_ptr(), b, to.as_ptr(), libc::RENAME_NOREPLACE) };
+    sys::result(r)
 }

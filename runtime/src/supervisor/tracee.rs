@@ -108,6 +108,12 @@ impl Tracee {
                 _ => return Err(libc::EFAULT),
             }
         }
+        // /proc/<pid>/mem writes even where the program could not (read-only and PROT_NONE
+        // pages, code): only into what its own mappings let it write, as the kernel's copy
+        // to user memory would
+        if !self.writable(addr, bytes.len()) {
+            return Err(libc::EFAULT);
+        }
         let off = i64::try_from(addr).map_err(|_| libc::EFAULT)?;
         let fd = self
             .mem_rw
@@ -124,6 +130,14 @@ impl Tracee {
         } else {
             Err(libc::EFAULT)
         }
+    }
+
+    /// Whether `[addr, addr + len)` lies in mappings of the tracee that it may write
+    /// (`/proc/<pid>/maps`, contiguous `w` entries).
+    fn writable(&self, addr: u64, len: usize) -> bool {
+        let Some(end) = addr.checked_add(len as u64) else { return false };
+        let Ok(maps) = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)) else { return false };
+        writable_in(&maps, addr, end)
     }
 
     /// A NUL-terminated string at `addr` (at most PATH_MAX), read page by page so that a
@@ -189,9 +203,45 @@ impl Tracee {
     }
 }
 
+/// Whether `[addr, end)` is covered by contiguous writable mappings of `maps` (the text of
+/// `/proc/<pid>/maps`, sorted by address).
+fn writable_in(maps: &str, addr: u64, end: u64) -> bool {
+    let mut at = addr;
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((lo, hi)) = range.split_once('-') else { continue };
+        let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) else { continue };
+        if hi <= at {
+            continue;
+        }
+        if lo > at || !perms.starts_with("rw") {
+            return false;
+        }
+        at = hi;
+        if at >= end {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_only_into_writable_mappings() {
+        let maps =
+            "1000-3000 rw-p 0 00:00 0\n3000-4000 rw-p 0 00:00 0\n5000-6000 r--p 0 00:00 0\n6000-7000 ---p 0 00:00 0";
+        assert!(writable_in(maps, 0x1000, 0x4000), "across two writable mappings");
+        assert!(writable_in(maps, 0x2ff0, 0x3010));
+        assert!(!writable_in(maps, 0x3ff0, 0x4010), "into a hole");
+        assert!(!writable_in(maps, 0x5000, 0x5001), "read-only");
+        assert!(!writable_in(maps, 0x6000, 0x6001), "PROT_NONE");
+        assert!(!writable_in(maps, 0x800, 0x1001), "before the first");
+        assert!(!writable_in(maps, 0x8000, 0x8001), "after the last");
+    }
 
     #[test]
     fn reads_strings_across_page_boundaries_from_our_own_memory() {

@@ -133,6 +133,26 @@ print("port-0 binds", n, "that got the proxy port:", got)
 print("GOT-PROXY-PORT" if got else "PORTS-OK")
 "#;
 
+/// Round 8's L1: where `process_vm_writev` is refused (containerd's RuntimeDefault), srt
+/// wrote `getsockname`'s answer through `/proc/<pid>/mem`, which writes even read-only and
+/// `PROT_NONE` pages; the kernel answers `EFAULT` there.
+const INTO_READ_ONLY: &str = r#"
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+bad = []
+for prot, what in [(1, "read-only"), (0, "PROT_NONE")]:
+    page = libc.mmap(None, 4096, prot, 0x22, -1, 0)
+    n = ctypes.c_uint32(16)
+    r = libc.getsockname(s.fileno(), ctypes.c_void_p(page), ctypes.byref(n)); e = ctypes.get_errno()
+    if r != -1 or e != errno.EFAULT: bad.append((what, r, e))
+    if prot == 1 and ctypes.string_at(page, 16) != b"\0" * 16: bad.append((what, "written"))
+print("BAD", bad)
+print("FAULT-OK" if not bad else "WROTE-READ-ONLY")
+"#;
+
 fn addresses() -> Scenario {
     python("addresses.py", PY_ADDRESSES, "").prints("ADDRESSES-OK")
 }
@@ -157,6 +177,9 @@ escapes! {
     a_node_server_reports_the_address_it_listened_on => node();
     a_static_go_server_reports_the_address_it_listened_on => go();
     a_static_go_server_reports_its_address_in_a_pod => without_pidfd_getfd(go());
+    getsockname_into_read_only_memory_in_a_pod => without_pidfd_getfd(python("ro.py", INTO_READ_ONLY, ""))
+        .env("RESTRICTED_CALLS", "pidfd_getfd,process_vm_readv,process_vm_writev")
+        .prints("FAULT-OK");
     srts_proxy_port_is_taken_and_never_handed_out => python("ports.py", PROXY_PORT, "50000")
         .lacks("BOUND-PROXY-PORT").lacks("NOT-EADDRINUSE").prints("PORTS-OK");
 }

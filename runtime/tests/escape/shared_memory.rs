@@ -5,7 +5,9 @@
 //! runs, the host's and another run's segments stay out of reach, and nothing the run made
 //! is left, also when srt and its auditor are killed.
 
-use super::harness::{Env, Output};
+use serde_json::json;
+
+use super::harness::{Env, Output, Scenario};
 use super::pod::python;
 use crate::escapes;
 
@@ -153,6 +155,127 @@ pkill -9 -f "$O/make.py" 2>/dev/null
 "$SRT" "$MODE" -s "$SETTINGS" -c true
 exit 0"#;
 
+/// Round 8's M2: links raced against renames of their source name by another thread,
+/// with several supervisor receivers at work (slow connects to a listener whose backlog is
+/// full make the watchdog add them): names the journal held with another of the run's
+/// files were left behind. Names carry the scenario's prefix (argv[1]).
+const LINK_RACE: &str = r#"
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+static volatile int stop; static const char *pre;
+static void *swap(void *x) { char c[256], a[256]; snprintf(c, 256, "/dev/shm/%s-c", pre); snprintf(a, 256, "/dev/shm/%s-a", pre);
+  while (!stop) { close(open(c, O_CREAT | O_EXCL | O_RDWR, 0600)); rename(c, a); } return 0; }
+int main(int argc, char **argv) {
+  pre = argv[1];
+  int L = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in s = {AF_INET, 0, {htonl(0x7f000001)}}; socklen_t l = sizeof s;
+  bind(L, (void *)&s, l); listen(L, 0); getsockname(L, (void *)&s, &l);
+  for (int i = 0; i < 6; i++) { if (!fork()) { connect(socket(AF_INET, SOCK_STREAM, 0), (void *)&s, l); sleep(2); _exit(0); } usleep(80000); }
+  for (int i = 0; i < 6; i++) accept4(L, 0, 0, SOCK_NONBLOCK);
+  char a[256], b[256]; snprintf(a, 256, "/dev/shm/%s-a", pre); close(open(a, O_CREAT | O_RDWR, 0600));
+  pthread_t t; pthread_create(&t, 0, swap, 0);
+  for (int i = 0; i < 2000; i++) { snprintf(b, 256, "/dev/shm/%s-b%d", pre, i); link(a, b); }
+  stop = 1; pthread_join(t, 0); puts("RACE-DONE"); return 0; }
+"#;
+
+/// Setup: LINK_RACE built in O (gcc, as the test runs).
+fn link_race(e: &Env) {
+    e.file(&e.o("race.c"), LINK_RACE);
+    let out = std::process::Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(e.o("race"))
+        .arg(e.o("race.c"))
+        .output()
+        .expect("gcc is installed");
+    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+    e.own(&e.o("race"));
+}
+
+/// This scenario's prefix for names in /dev/shm: its root directory's name.
+fn prefix(e: &Env) -> String {
+    format!("srt-race-{}", e.root.file_name().unwrap().to_string_lossy())
+}
+
+/// Nothing with the scenario's prefix is left in the host's /dev/shm.
+fn no_prefixed_left(e: &Env, _: &Output) -> Result<(), String> {
+    let pre = prefix(e);
+    let left: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&pre))
+        .collect();
+    for n in &left {
+        let _ = std::fs::remove_file(std::path::Path::new("/dev/shm").join(n));
+    }
+    if left.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} entries left in /dev/shm after the run, e.g. {:?}", left.len(), &left[..left.len().min(3)]))
+    }
+}
+
+/// Round 8's M3, the host's side: a program of the same uid that makes its fixed name anew
+/// with `O_EXCL` and checks its object is still its own; the command meanwhile renames its
+/// own files onto that name. Prints HOST-OBJECT-REPLACED if a rename replaced what the host
+/// made.
+const HOST_FIXED_NAME: &str = r#"
+import os, sys, time
+p = "/dev/shm/" + sys.argv[1]; w = sys.argv[2]
+for i in range(200):
+    if os.path.exists(w + "/started"): break
+    time.sleep(0.05)
+replaced = made = 0
+for i in range(4000):
+    try: os.unlink(p)
+    except FileNotFoundError: pass
+    try: fd = os.open(p, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    except FileExistsError: continue
+    os.write(fd, b"HOST"); made += 1; ino = os.fstat(fd).st_ino; os.close(fd)
+    time.sleep(0.0002)
+    try:
+        if os.stat(p).st_ino != ino and open(p, "rb").read(4) == b"EVIL": replaced += 1
+    except OSError: pass
+open(w + "/stop", "w").close()
+try: os.unlink(p)
+except OSError: pass
+print("host made", made, "replaced", replaced)
+if replaced: print("HOST-OBJECT-REPLACED")
+"#;
+
+/// The command's side: its own file renamed onto the host's name, again and again.
+const RENAME_ONTO: &str = r#"
+import os, sys, time
+name = sys.argv[1]; open("started", "w").close(); end = time.time() + 20; n = 0
+while not os.path.exists("stop") and time.time() < end:
+    try:
+        fd = os.open("/dev/shm/" + name + "-evil", os.O_CREAT | os.O_RDWR, 0o600); os.write(fd, b"EVIL"); os.close(fd)
+        os.rename("/dev/shm/" + name + "-evil", "/dev/shm/" + name); n += 1
+    except OSError: pass
+print("renames", n)
+"#;
+
+/// Setup: the host side's script and the fixed name, in O.
+fn host_fixed_name(e: &Env) {
+    e.file(&e.o("host.py"), HOST_FIXED_NAME);
+    e.file(&e.o("name"), &format!("srt-fixed-{}", e.root.file_name().unwrap().to_string_lossy()));
+}
+
+/// `shm_open` with setuid, setgid and sticky bits asked: none reach the host's /dev/shm
+/// (round 8: a root-owned 06755 file appeared there, which is not mounted nosuid).
+const SETUID_MODE: &str = r#"
+import os
+fd = os.open("/dev/shm/srt-mode-probe-%d" % os.getpid(), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o7755)
+m = os.fstat(fd).st_mode & 0o7777; print("mode %o" % m); os.unlink("/dev/shm/srt-mode-probe-%d" % os.getpid())
+# namespace mode's own tmpfs is mounted nosuid and goes with the run: the bits mean nothing there
+nosuid = os.statvfs("/dev/shm").f_flag & os.ST_NOSUID
+print("PRIVILEGE-BITS" if m & 0o7000 and not nosuid else "MODE-OK")
+"#;
+
 escapes! {
     multiprocessing_and_posix_shared_memory_work => python("work.py", WORK, "")
         .prints("SHM-WORKS").check(nothing_left);
@@ -169,4 +292,25 @@ escapes! {
     shared_memory_goes_when_srt_and_its_auditor_are_killed => python("make.py", MAKE_AND_WAIT, "")
         .wrap(KILL_BOTH_THEN_NEXT)
         .check(nothing_left);
+    // round 8's M1: `denyRead: ["/"]` with `/dev` allowed again opened the host's /dev/shm
+    the_hosts_shared_memory_stays_out_of_reach_under_deny_all => python("at-host.py", AT_HOST, r#""$O/shm-name""#)
+        .with("filesystem.denyRead", json!(["/"]))
+        .with("filesystem.allowRead", json!(["/usr", "/bin", "/lib", "/lib64", "/etc", "/dev", "/proc", "{O}", "{W}"]))
+        .setup(host_segment)
+        .lacks("GOT").lacks(HOST_SECRET).prints("AT-HOST-DONE").check(host_segment_intact);
+    // round 8's M2
+    raced_links_leave_nothing_behind => Scenario::new(r#""$O/race" "$(cat "$O/prefix")""#)
+        .setup(link_race)
+        .setup(|e| e.file(&e.o("prefix"), &prefix(e)))
+        .prints("RACE-DONE")
+        .check(no_prefixed_left)
+        .within(std::time::Duration::from_secs(60));
+    // round 8's M3
+    renames_never_replace_a_host_programs_new_entry => python("onto.py", RENAME_ONTO, r#""$(cat "$O/name")""#)
+        .setup(host_fixed_name)
+        .wrap(r#"/usr/bin/python3 "$O/host.py" "$(cat "$O/name")" "$W" & host=$!
+            "$SRT" "$MODE" -s "$SETTINGS" -c "$CMD"; wait $host"#)
+        .prints("host made").lacks("HOST-OBJECT-REPLACED")
+        .within(std::time::Duration::from_secs(60));
+    no_setuid_bits_in_dev_shm => python("mode.py", SETUID_MODE, "").prints("MODE-OK");
 }
