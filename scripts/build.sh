@@ -21,13 +21,16 @@ cd "$root"
 profile=release
 out=target/dist
 quiet=()
+only=""
 for arg in "$@"; do
   case "$arg" in
     --debug) profile=debug; out=target/dist-debug ;;
     --quiet) quiet=(--quiet) ;;
+    --only=srt|--only-srt) only=srt ;;
     -h|--help)
       sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
-      echo "usage: scripts/build.sh [--debug] [--quiet]"
+      echo "usage: scripts/build.sh [--debug] [--quiet] [--only=srt]"
+      echo "  --only=srt  build the launcher alone (what scripts/demo.sh runs)"
       exit 0 ;;
     *) echo "scripts/build.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
@@ -63,9 +66,16 @@ elif [ "$musl" != "$host" ] && [ -z "${SRT_BUILD_GLIBC:-}" ]; then
   echo "scripts/build.sh: Rust's $musl target is not installed and rustup could not add it;" \
     "srt is linked against glibc (its start-up costs about 0.3 ms more per command)" >&2
 fi
+if [ "$only" = srt ] && [ "$srt_from" != "$static" ]; then
+  mkdir -p "$out"
+  install -m 755 "$srt_from/srt" "$out/"
+  say "done: $out/srt"
+  exit 0
+fi
 pkgs=(-p srt-proxy)
 names="srt-proxy"
 [ "$srt_from" = "$static" ] && pkgs+=(-p srt-runtime) && names="srt and srt-proxy"
+[ "$only" = srt ] && pkgs=(-p srt-runtime) && names="srt"
 say "$names, statically linked against glibc ($profile, $host)"
 if ! RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
     cargo build "${quiet[@]}" "${flags[@]}" --target "$host" "${pkgs[@]}"; then
@@ -73,6 +83,12 @@ if ! RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
   [ "$srt_from" = "$static" ] && srt_from="target/$profile"
   static="target/$profile"
   cargo build "${quiet[@]}" "${flags[@]}" -p srt-runtime -p srt-proxy
+fi
+if [ "$only" = srt ]; then
+  mkdir -p "$out"
+  install -m 755 "$srt_from/srt" "$out/"
+  say "done: $out/srt"
+  exit 0
 fi
 say "srt-controller ($profile)"
 # with the other two packages: the same features as their usual build, so nothing is built twice

@@ -5,8 +5,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # the demo's network attempt needs curl
 command -v curl >/dev/null 2>&1 || bash "$root/scripts/deps.sh"
-# the binaries users install (scripts/build.sh: srt linked statically)
-bash "$root/scripts/build.sh" --quiet
+# only what the demo runs: srt, linked statically as users install it (cargo shows its
+# progress; the first build takes a few minutes, later ones seconds)
+echo "building srt (scripts/build.sh --only=srt)" >&2
+bash "$root/scripts/build.sh" --only=srt
 work="$(mktemp -d -t srt-demo.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"

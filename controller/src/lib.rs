@@ -30,5 +30,5 @@ pub mod stored;
 /// `controller/deploy/crd.yaml` holds).
 pub fn crd_yaml() -> String {
     // A CRD is maps, strings and numbers: serialising it cannot fail.
-    serde_yaml::to_string(&crd::schema::kagent_compatible(crd::generate::crd())).unwrap_or_default()
+    yaml_serde::to_string(&crd::schema::kagent_compatible(crd::generate::crd())).unwrap_or_default()
 }

@@ -88,8 +88,8 @@ fn crd_over(file: &PathBuf) -> ExitCode {
         }
     };
     let ours_text = controller::crd_yaml();
-    let parsed: Result<serde_json::Value, _> = serde_yaml::from_str(&text);
-    let (Ok(installed), Ok(ours)) = (parsed, serde_yaml::from_str::<serde_json::Value>(&ours_text)) else {
+    let parsed: Result<serde_json::Value, _> = yaml_serde::from_str(&text);
+    let (Ok(installed), Ok(ours)) = (parsed, yaml_serde::from_str::<serde_json::Value>(&ours_text)) else {
         eprintln!("srt-controller: {origin} is not a CRD in YAML");
         return ExitCode::from(2);
     };

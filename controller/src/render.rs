@@ -46,9 +46,9 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
     let mut agents = Vec::new();
     let mut lookup = Lookup::complete();
     let mut documents = Vec::new();
-    for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    for (i, doc) in yaml_serde::Deserializer::from_str(text).enumerate() {
         let index = i + 1;
-        let value = serde_yaml::Value::deserialize(doc).map_err(|e| RenderError::Yaml {
+        let value = yaml_serde::Value::deserialize(doc).map_err(|e| RenderError::Yaml {
             origin: origin.into(),
             index,
             message: e.to_string(),
@@ -85,7 +85,7 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
                 found: format!("apiVersion {api_version:?}, kind {kind:?}"),
             });
         }
-        let agent: SandboxAgent = serde_yaml::from_value(value).map_err(|e| RenderError::Yaml {
+        let agent: SandboxAgent = yaml_serde::from_value(value).map_err(|e| RenderError::Yaml {
             origin: origin.into(),
             index,
             message: e.to_string(),
@@ -101,7 +101,7 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
 /// document. The objects keep their order, those without a namespace get the file's, and the
 /// target Agent becomes the SandboxAgent of the same name and spec (kagent's SandboxAgent
 /// spec holds the Agent's), so `render` shows what srt-controller makes of kagent's cases.
-pub fn testdata_documents(value: &serde_yaml::Value) -> Option<Vec<serde_yaml::Value>> {
+pub fn testdata_documents(value: &yaml_serde::Value) -> Option<Vec<yaml_serde::Value>> {
     let objects = value.get("objects")?.as_sequence()?;
     let target = value.get("targetObject")?.as_str()?;
     let namespace = value.get("namespace").and_then(|n| n.as_str()).unwrap_or("default");
@@ -183,5 +183,5 @@ pub fn render_all(inputs: &[(String, String)], opts: &Options, api: &SandboxApiI
 
 fn to_yaml<T: serde::Serialize>(v: &T) -> String {
     // Serialising Kubernetes objects (maps, strings, numbers) to YAML cannot fail.
-    serde_yaml::to_string(v).unwrap_or_default()
+    yaml_serde::to_string(v).unwrap_or_default()
 }

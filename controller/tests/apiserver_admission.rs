@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 fn upstream(rel: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream").join(rel);
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn kagent() -> &'static Value {
@@ -24,7 +24,7 @@ fn kagent() -> &'static Value {
 fn ours() -> &'static Value {
     static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
     S.get_or_init(|| {
-        let crd: Value = serde_yaml::from_str(&controller::crd_yaml()).unwrap();
+        let crd: Value = yaml_serde::from_str(&controller::crd_yaml()).unwrap();
         version_schema(&crd, "v1alpha2").unwrap()
     })
 }
@@ -205,7 +205,7 @@ fn the_samples_get_the_same_verdict_from_kagents_crd_and_ours() {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        let manifest: Value = serde_yaml::from_str(&text).unwrap();
+        let manifest: Value = yaml_serde::from_str(&text).unwrap();
         both(manifest["spec"].clone()).unwrap();
         n += 1;
     }

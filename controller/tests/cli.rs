@@ -134,7 +134,7 @@ fn render_reads_a_kagent_translator_testdata_file() {
         .join("tests/fixtures/upstream/kagent-v0.9.12/translator-testdata/inputs/agent_with_custom_sa.yaml");
     let out = bin().args(["render", "-f"]).arg(&file).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let docs: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text(&out.stdout))
+    let docs: Vec<serde_json::Value> = yaml_serde::Deserializer::from_str(&text(&out.stdout))
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &serde_json::Value| !v.is_null())
         .collect();

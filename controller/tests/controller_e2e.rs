@@ -49,7 +49,7 @@ fn granted_by_rbac() -> std::collections::BTreeSet<(String, String, String)> {
     let text =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml")).unwrap();
     let mut out = std::collections::BTreeSet::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
+    for doc in yaml_serde::Deserializer::from_str(&text) {
         let v: serde_json::Value = serde::Deserialize::deserialize(doc).unwrap();
         if v["kind"] != "ClusterRole" {
             continue;
@@ -335,13 +335,13 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
         api.get("remotemcpservers", "kagent", "tools").unwrap(),
     ]
     .iter()
-    .map(|o| serde_yaml::to_string(o).unwrap())
+    .map(|o| yaml_serde::to_string(o).unwrap())
     .collect::<Vec<_>>()
     .join("---\n");
     let api_info = controller::discovery::SandboxApiInfo::for_release("0.5.6").unwrap();
     let offline =
         controller::render::render(&input, "e2e", &controller::options::Options::default(), &api_info).unwrap();
-    let offline: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&offline)
+    let offline: Vec<serde_json::Value> = yaml_serde::Deserializer::from_str(&offline)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &serde_json::Value| !v.is_null())
         .collect();

@@ -17,7 +17,7 @@ const LISTED: &[&str] = &[
 
 fn fixture(rel: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream").join(rel);
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn diff(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
@@ -50,7 +50,7 @@ fn diff(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
 
 fn differences() -> Vec<String> {
     let kagent = fixture("kagent-v0.9.12/kagent.dev_sandboxagents.yaml");
-    let ours: Value = serde_yaml::from_str(&controller::crd_yaml()).unwrap();
+    let ours: Value = yaml_serde::from_str(&controller::crd_yaml()).unwrap();
     let mut out = Vec::new();
     diff(&kagent, &ours, "", &mut out);
     out

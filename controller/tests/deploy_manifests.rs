@@ -15,7 +15,7 @@ fn deploy(file: &str) -> PathBuf {
 
 fn docs(file: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(deploy(file)).unwrap();
-    serde_yaml::Deserializer::from_str(&text)
+    yaml_serde::Deserializer::from_str(&text)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &Value| !v.is_null())
         .collect()
@@ -171,7 +171,7 @@ fn kagent_manifests_fit_the_schema_without_losing_a_field() {
         let text = std::fs::read_to_string(golden.join(format!("{case}.yaml"))).unwrap();
         // the agent is the first document; the objects it refers to follow
         let manifest: Value =
-            serde::Deserialize::deserialize(serde_yaml::Deserializer::from_str(&text).next().unwrap()).unwrap();
+            serde::Deserialize::deserialize(yaml_serde::Deserializer::from_str(&text).next().unwrap()).unwrap();
         assert_eq!(schema_problems(&manifest), Vec::<String>::new(), "{case}");
     }
     // kagent v0.9.7+ fields, and a declarative spec full of fields this controller never reads.

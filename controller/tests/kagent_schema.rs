@@ -16,7 +16,7 @@ use controller::render;
 use serde_json::{json, Value};
 
 fn crd_schema() -> Value {
-    let crd: Value = serde_yaml::from_str(&controller::crd_yaml()).unwrap();
+    let crd: Value = yaml_serde::from_str(&controller::crd_yaml()).unwrap();
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
 }
 
@@ -29,7 +29,7 @@ fn samples() -> Vec<(String, Value, String)> {
         .into_iter()
         .map(|f| {
             let text = std::fs::read_to_string(&f).unwrap();
-            (f.file_stem().unwrap().to_string_lossy().into_owned(), serde_yaml::from_str(&text).unwrap(), text)
+            (f.file_stem().unwrap().to_string_lossy().into_owned(), yaml_serde::from_str(&text).unwrap(), text)
         })
         .collect()
 }
@@ -129,7 +129,7 @@ fn docs_of(sample: &str) -> Vec<Value> {
     let text = with_refs(&text);
     let api = SandboxApiInfo::for_release("0.5.6").unwrap();
     let out = render::render(&text, sample, &Options::default(), &api).unwrap();
-    serde_yaml::Deserializer::from_str(&out)
+    yaml_serde::Deserializer::from_str(&out)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &Value| !v.is_null())
         .collect()

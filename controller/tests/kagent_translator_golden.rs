@@ -98,7 +98,7 @@ fn cases() -> Vec<Case> {
         }
         // kagent's translator options the file sets: a global default ServiceAccount (ours:
         // --default-service-account-name); proxyURL has no counterpart (listed below)
-        let input: Value = serde_yaml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let input: Value = yaml_serde::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let opts = Options {
             default_service_account_name: input["defaultServiceAccountName"].as_str().map(String::from),
             ..Options::default()
@@ -107,7 +107,7 @@ fn cases() -> Vec<Case> {
         let (mut our_account, mut our_card) = (None, None);
         let (outcome, ours) = match rendered {
             Ok(yaml) => {
-                let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&yaml)
+                let docs: Vec<Value> = yaml_serde::Deserializer::from_str(&yaml)
                     .map(|d| serde::Deserialize::deserialize(d).unwrap())
                     .filter(|v: &Value| !v.is_null())
                     .collect();

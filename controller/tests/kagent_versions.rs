@@ -18,17 +18,17 @@ fn upstream(rel: &str) -> String {
 }
 
 fn ours() -> Value {
-    serde_yaml::from_str(&controller::crd_yaml()).unwrap()
+    yaml_serde::from_str(&controller::crd_yaml()).unwrap()
 }
 
 #[test]
 fn only_a_newer_kagents_crd_would_lose_anything() {
-    let v0912: Value = serde_yaml::from_str(&upstream("kagent-v0.9.12/kagent.dev_sandboxagents.yaml")).unwrap();
+    let v0912: Value = yaml_serde::from_str(&upstream("kagent-v0.9.12/kagent.dev_sandboxagents.yaml")).unwrap();
     assert_eq!(controller::kagent_crd::would_lose(&v0912, &ours()), Vec::<String>::new());
-    let rc3: Value = serde_yaml::from_str(&upstream("kagent-v0.10.0-rc3/kagent.dev_sandboxagents.yaml")).unwrap();
+    let rc3: Value = yaml_serde::from_str(&upstream("kagent-v0.10.0-rc3/kagent.dev_sandboxagents.yaml")).unwrap();
     let lost = controller::kagent_crd::would_lose(&rc3, &ours());
     assert!(!lost.is_empty(), "v0.10.0-rc3 has fields v0.9.12 lacks");
-    let head: Value = serde_yaml::from_str(&upstream("kagent-HEAD/kagent.dev_sandboxagents.yaml")).unwrap();
+    let head: Value = yaml_serde::from_str(&upstream("kagent-HEAD/kagent.dev_sandboxagents.yaml")).unwrap();
     let lost = controller::kagent_crd::would_lose(&head, &ours());
     assert!(lost.contains(&"served version v1alpha3".to_string()), "{lost:?}");
 }
@@ -65,7 +65,7 @@ fn crd_installed_prints_ours_over_v0_9_and_refuses_to_downgrade_a_newer_one() {
 async fn agents_written_as_v1alpha3_are_read_through_v1alpha3() {
     let fake = fake_apiserver::FakeApi::start().await;
     let api = fake.api.clone();
-    api.install_crd(&serde_yaml::from_str(&upstream("kagent-HEAD/kagent.dev_sandboxagents.yaml")).unwrap());
+    api.install_crd(&yaml_serde::from_str(&upstream("kagent-HEAD/kagent.dev_sandboxagents.yaml")).unwrap());
     api.kagent_v1alpha3.store(true, std::sync::atomic::Ordering::SeqCst);
     api.sandboxes_become_ready.store(true, std::sync::atomic::Ordering::SeqCst);
     api.create(

@@ -26,7 +26,7 @@ fn api() -> SandboxApiInfo {
 }
 
 fn documents(yaml: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(yaml)
+    yaml_serde::Deserializer::from_str(yaml)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &Value| !v.is_null())
         .collect()

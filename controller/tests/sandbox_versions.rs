@@ -36,7 +36,7 @@ fn discovered(release: &str, v: &str) -> SandboxApiInfo {
 }
 
 fn sandbox_of(out: &str) -> Value {
-    serde_yaml::Deserializer::from_str(out)
+    yaml_serde::Deserializer::from_str(out)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .find(|v: &Value| v["kind"] == "Sandbox")
         .unwrap()

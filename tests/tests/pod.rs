@@ -54,7 +54,7 @@ fn pod(tag: &str) -> Pod {
     .unwrap();
     let out = Command::new(workspace_binary("srt-controller")).args(["render", "-f"]).arg(&agent).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&String::from_utf8(out.stdout).unwrap())
+    let docs: Vec<Value> = yaml_serde::Deserializer::from_str(&String::from_utf8(out.stdout).unwrap())
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &Value| !v.is_null())
         .collect();

@@ -3,7 +3,7 @@ use serde_json::json;
 use super::*;
 
 fn spec(yaml: &str) -> SandboxAgentSpec {
-    serde_yaml::from_str(yaml).unwrap()
+    yaml_serde::from_str(yaml).unwrap()
 }
 
 fn lookup(objects: &[serde_json::Value]) -> Lookup {

@@ -169,7 +169,7 @@ pub async fn assert_no_more_requests(mut handle: ApiHandle) {
 }
 
 pub fn agent(yaml: &str) -> SandboxAgent {
-    serde_yaml::from_str(yaml).unwrap()
+    yaml_serde::from_str(yaml).unwrap()
 }
 
 /// The seed's agent, as stored by the API server (uid, generation).

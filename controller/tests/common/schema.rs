@@ -35,7 +35,7 @@ pub fn check(schema: &Value, value: &Value, at: &str) -> Vec<String> {
 pub fn sandbox_fixture(release: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("tests/fixtures/upstream/agent-sandbox-{release}/agents.x-k8s.io_sandboxes.yaml"));
-    let crd: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let crd: Value = yaml_serde::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut versions: Vec<&Value> =
         crd["spec"]["versions"].as_array().unwrap().iter().filter(|v| v["served"] == true).collect();
     versions.sort_by_key(|v| v["storage"] != true);

@@ -8,14 +8,14 @@ use crate::apiserver_schema;
 
 fn upstream_crd(rel: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upstream").join(rel);
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The CRDs the fake serves unless a test installs others.
 pub(super) fn default_crds() -> Vec<Value> {
     let ours = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crd.yaml")).unwrap();
     vec![
-        serde_yaml::from_str(&ours).unwrap(),
+        yaml_serde::from_str(&ours).unwrap(),
         upstream_crd("agent-sandbox-v0.5.6/agents.x-k8s.io_sandboxes.yaml"),
         upstream_crd("kagent-v0.9.12/kagent.dev_modelconfigs.yaml"),
         upstream_crd("kagent-v0.9.12/kagent.dev_remotemcpservers.yaml"),
