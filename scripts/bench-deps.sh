@@ -14,9 +14,12 @@ import { createHttpProxyServer } from "@anthropic-ai/sandbox-runtime/dist/sandbo
 const s = createHttpProxyServer({ filter: () => true });
 s.listen(Number(process.argv[2]), "127.0.0.1");
 EOF
-if command -v nginx >/dev/null && command -v tinyproxy >/dev/null; then exit 0; fi
+# srt 0.0.83 itself (the start-up benchmark's SRT_BENCH_ANTHROPIC) runs bubblewrap, socat and ripgrep
+ln -sf "$deps/node_modules/.bin/srt" "$deps/srt"
+if command -v nginx >/dev/null && command -v tinyproxy >/dev/null && command -v bwrap >/dev/null \
+    && command -v socat >/dev/null && command -v rg >/dev/null; then exit 0; fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light tinyproxy util-linux >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light tinyproxy util-linux bubblewrap socat ripgrep >/dev/null
 # the packages start system services we do not want competing with the benchmark
 $SUDO systemctl stop nginx tinyproxy 2>/dev/null || $SUDO pkill -x nginx || true
 $SUDO pkill -x tinyproxy || true

@@ -3,7 +3,8 @@
 //! Reports medians, the overhead over each baseline, and peak RSS from wait4.
 //!
 //! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to the same run,
-//! for a before/after ratio. SRT_BENCH_SRT=/path/to/srt measures that srt instead of cargo's
+//! for a before/after ratio. SRT_BENCH_ANTHROPIC=/path/to/srt adds Anthropic's srt 0.0.83
+//! (`scripts/bench-deps.sh` installs it from npm, with bubblewrap and socat) the same way. SRT_BENCH_SRT=/path/to/srt measures that srt instead of cargo's
 //! own build of it: `scripts/build.sh` links the one users install statically (target/dist/srt).
 //!
 //! With `--trees`, the same in the places agents work, each against `bash -c true` in the
@@ -96,6 +97,11 @@ fn main() {
     ];
     if let Some(b) = baseline.as_deref() {
         cases.extend(baseline_cases(b, s, &state, ["baseline landl.", "baseline names."]));
+    }
+    // Anthropic's srt (0.0.83, from npm: scripts/bench-deps.sh) in the same rounds
+    let anthropic = std::env::var("SRT_BENCH_ANTHROPIC").ok();
+    if let Some(a) = anthropic.as_deref() {
+        cases.push(("srt 0.0.83", vec![a, "-s", s, "-c", "true"]));
     }
     let mut samples = sample(&cases, &dir, rounds);
     let base = median(&mut samples[0].secs.clone());

@@ -204,7 +204,20 @@ pub(super) fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'sta
         if opts.mediate_connect && opts.show_asked_addresses { &["getsockname", "getpeername"] } else { &[] };
     let mut out: Vec<_> =
         names.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(action)))).collect();
-    out.extend(shown.iter().filter_map(|name| arch.nr(name).map(|nr| (*name, nr, Rule::Always(Action::Notify)))));
+    // not on descriptors 0 to 2: bash asks getpeername(0) at every start (is it run by
+    // sshd?), and a trap before the supervisor serves would hold every command's start up;
+    // a standard stream is rarely a socket srt placed, and the answer shows only the
+    // command's own socket anyway
+    let std_streams = vec![0, 1, 2];
+    out.extend(shown.iter().filter_map(|name| {
+        arch.nr(name).map(|nr| {
+            (
+                *name,
+                nr,
+                Rule::OneOf { arg: 0, values: std_streams.clone(), then: Action::Allow, otherwise: Action::Notify },
+            )
+        })
+    }));
     out
 }
 

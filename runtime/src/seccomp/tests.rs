@@ -216,6 +216,20 @@ fn host_namespaces_refuse_listen_and_sysv_ipc() {
 }
 
 #[test]
+fn landlock_mode_shows_addresses_but_not_for_the_standard_streams() {
+    let landlock = FilterOptions { tcp: true, mediate_connect: true, show_asked_addresses: true, ..opts(true, false) };
+    for name in ["getsockname", "getpeername"] {
+        assert_eq!(decide(landlock, name, [5, 0, 0, 0, 0, 0]), RET_USER_NOTIF, "{name}");
+        // bash's getpeername(0) at every start would wait for the supervisor
+        for fd in 0..3 {
+            assert_eq!(decide(landlock, name, [fd, 0, 0, 0, 0, 0]), RET_ALLOW, "{name}({fd})");
+        }
+        let off = FilterOptions { show_asked_addresses: false, ..landlock };
+        assert_eq!(decide(off, name, [5, 0, 0, 0, 0, 0]), RET_ALLOW, "{name} with allowLocalBinding");
+    }
+}
+
+#[test]
 fn inode_flags_are_refused() {
     let o = opts(false, false);
     for cmd in [FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION] {
