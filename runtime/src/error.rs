@@ -23,6 +23,8 @@ pub enum LaunchError {
         entry.display(), link.display(), tree.display()
     )]
     PlantedSymlink { key: &'static str, entry: PathBuf, link: PathBuf, tree: PathBuf },
+    #[error("{0}")]
+    SymlinkIntoDenied(Box<LinkIntoDenied>),
     #[error(
         "the Landlock rule for {} changed while srt was setting it up (it is no longer the \
          directory or file srt planned for); something is renaming entries in this directory. \
@@ -64,4 +66,20 @@ pub enum LaunchError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Sys(#[from] nix::errno::Errno),
+}
+
+/// An `allowWrite`/`allowRead` entry that reaches a `denyRead` path through a symlink.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{key} entry {} goes through the symlink {} to {}, which denyRead {} covers: a command of \
+     another run could have planted it to open what the settings keep unreadable. Write the \
+     real path of the target instead, or remove the link",
+    entry.display(), link.display(), target.display(), denied.display()
+)]
+pub struct LinkIntoDenied {
+    pub key: &'static str,
+    pub entry: PathBuf,
+    pub link: PathBuf,
+    pub target: PathBuf,
+    pub denied: PathBuf,
 }

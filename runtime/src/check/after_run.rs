@@ -79,6 +79,11 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
     let removed = crate::fs::shm::remove_made(&shared_memory);
     tracing::debug!(removed, "shared memory the run left");
     for p in &moved {
+        // the supervisor refuses a directory moved to such a name, so one there got past it
+        // (a swap between its look and the rename by name)
+        if p.file_name().is_some_and(crate::fs::protected_names::project_dir_name) {
+            c.project_dir_moved_in(p);
+        }
         c.walk(p);
     }
     for d in &dirs {
@@ -169,6 +174,18 @@ impl Check<'_> {
     fn walk(&mut self, p: &Path) {
         let Some(o) = self.open(p) else { return };
         self.a.walk_open(p, o.fd());
+    }
+
+    /// A directory at a protected project name (`.vscode`, `.claude`, ...) that came there by
+    /// a rename: moved aside.
+    fn project_dir_moved_in(&mut self, p: &Path) {
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else { return };
+        let Some(o) = self.open(parent) else { return };
+        let c = std::ffi::CString::new(name.as_bytes()).unwrap_or_default();
+        if matches!(lstat_at(o.fd(), &c), Ok(Some(st)) if st.st_mode & libc::S_IFMT == libc::S_IFDIR) {
+            let why = "a protected project directory (editor, agent or hook configuration) moved in".into();
+            self.a.quarantine(o.fd(), parent, name, why);
+        }
     }
 
     /// A link, FIFO or socket made during the run: moved aside if it is inside a git

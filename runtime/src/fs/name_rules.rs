@@ -103,9 +103,18 @@ pub fn rename(
     }
     // Landlock's rules are on inodes and move with them: a directory that carries one (the
     // pool's, TMPDIR, any planned at launch) or holds one would take its read right into the
-    // denied tree, and whatever is moved into it there becomes readable
-    if src_kind == Kind::Dir && !pol.can_read(dst) {
-        return Verdict::Refuse("a directory may not be moved into a denyRead tree (its rules would go with it)");
+    // denied tree, or onto a name with a denied path below, and whatever denied is moved
+    // into it there becomes readable. Judged whatever the source's kind: the kind the
+    // supervisor saw can change before the rename acts by name (another thread swaps a
+    // directory in), so nothing readable moves into a denied tree, and nothing onto a name
+    // with a denied path below it.
+    if pol.can_read(src) && !pol.can_read(dst) {
+        return Verdict::Refuse(
+            "nothing readable may be moved into a denyRead tree (a directory's rules would go with it)",
+        );
+    }
+    if pol.read_denied_below(dst) {
+        return Verdict::Refuse("a denyRead path lies below this name");
     }
     // a config is replaced whole, and only by content that passes the allow-list, so it
     // does not matter who wrote the one it replaces
@@ -255,6 +264,15 @@ mod tests {
         // files keep moving within it (what is written there stays unreadable)
         assert_eq!(rename(&pol, &p("/w/secrets/a"), OLD, Kind::File, &p("/w/secrets/b"), NEW), Verdict::Allow);
         assert_eq!(rename(&pol, &p("/w/x"), MINE, Kind::Dir, &p("/w/y"), NEW), Verdict::Allow);
+        // round 8, second pass (F1): judged as a file, a directory swapped in by another thread
+        // lands; so no kind of source moves in from outside
+        assert!(matches!(rename(&pol, &p("/w/f"), MINE, Kind::File, &p("/w/secrets/x"), NEW), Verdict::Refuse(_)));
+        assert!(matches!(rename(&pol, &p("/w/f"), MINE, Kind::File, &p("/w/.env"), Some(OLD)), Verdict::Refuse(_)));
+        // (F2): onto a readable name with a denied path below it
+        let below = FsPolicy { deny_read: vec![p("/w/keys/id")], ..pol.clone() };
+        for k in [Kind::Dir, Kind::File, Kind::Symlink] {
+            assert!(matches!(rename(&below, &p("/w/p"), MINE, k, &p("/w/keys"), NEW), Verdict::Refuse(_)), "{k:?}");
+        }
     }
 
     /// Round 8's H2: a symlink made at a missing allowWrite root (or on the way to one) sent

@@ -50,6 +50,8 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     };
     check_planted_symlinks(&fs.allow_write, "allowWrite", &policy.write, cx)?;
     check_planted_symlinks(fs.allow_read.as_deref().unwrap_or(&[]), "allowRead", &policy.write, cx)?;
+    check_links_into_denied(&fs.allow_write, "allowWrite", &policy, cx)?;
+    check_links_into_denied(fs.allow_read.as_deref().unwrap_or(&[]), "allowRead", &policy, cx)?;
     for e in &fs.deny_write {
         if let ResolvedEntry::Path(p) = resolve(e, cx.cwd, cx.home, false) {
             push_with_link(&mut policy.deny_write, &p);
@@ -99,9 +101,10 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         env_named_elsewhere = crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
     }
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
-    if let Some(mounts) = crate::fs::mount_aliases::read() {
+    let mounts = crate::fs::mount_aliases::read();
+    if let Some(mounts) = &mounts {
         let known = policy.git_dirs.clone();
-        crate::fs::mount_aliases::protect_second_names(&mut policy, &mounts, &env_named_elsewhere);
+        crate::fs::mount_aliases::protect_second_names(&mut policy, mounts, &env_named_elsewhere);
         let second: Vec<PathBuf> = policy.git_dirs.iter().filter(|g| !known.contains(g)).cloned().collect();
         policy.extra_bounds.extend(git_bounds(&second));
     }
@@ -122,7 +125,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         policy.allow_read.extend(devices.iter().cloned());
     }
     policy.write.extend(devices);
-    shm_is_the_runs_own(&mut policy);
+    shm_is_the_runs_own(&mut policy, mounts.as_deref().unwrap_or(&[]));
     // What the command may write it may read back, as in srt 0.0.83, also below a denyRead
     // entry (`denyRead: ["~"]` with `allowWrite: ["~/.npm"]`: npm reads the cache it wrote).
     // A write root counts as an allowRead entry: a deeper denyRead still wins inside it.
@@ -147,10 +150,18 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
 /// `denyRead` deeper than any `allowRead` or writable root that holds it), so that
 /// only the run's own `/dev/shm` is reachable (namespace mode's tmpfs has a rule of its
 /// own; landlock mode's entries are the supervisor's).
-fn shm_is_the_runs_own(policy: &mut FsPolicy) {
+fn shm_is_the_runs_own(policy: &mut FsPolicy, mounts: &[crate::fs::mount_aliases::Mount]) {
     let shm = Path::new(crate::fs::shm::DIR);
     if !shm.is_dir() {
         return;
+    }
+    // and every other name a mount gives it (the same tmpfs mounted again elsewhere)
+    for a in crate::fs::mount_aliases::aliases(mounts, shm) {
+        if a.at != shm {
+            policy.deny_read.push(a.at.clone());
+            policy.deny_write.push(a.at.clone());
+            policy.second_names.push((a.at, shm.join(a.stands_for)));
+        }
     }
     let named = |list: &mut Vec<PathBuf>, out: &mut Vec<PathBuf>| {
         out.extend(list.iter().filter(|p| under(p, shm)).cloned());
@@ -287,6 +298,42 @@ fn check_planted_symlinks(
             let link_at = cur.parent().map(canonical).unwrap_or_default();
             if let Some(tree) = write.iter().find(|w| crate::fs::policy::under(&link_at, w)) {
                 return Err(LaunchError::PlantedSymlink { key, entry: p.clone(), link: cur, tree: tree.clone() });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An `allowWrite` or `allowRead` entry that reaches, through a symlink, a place the settings'
+/// `denyRead` covers is refused: a command of another run, whose settings let it write
+/// where the link is, could have planted it to open for this run what these settings keep
+/// unreadable (the entry's own tree reads back, below a `denyRead`, since write implies
+/// read). Checked before any of srt's own additions, against the settings' lists.
+fn check_links_into_denied(
+    entries: &[PathEntry],
+    key: &'static str,
+    policy: &FsPolicy,
+    cx: &Context<'_>,
+) -> Result<(), LaunchError> {
+    for e in entries {
+        let ResolvedEntry::Path(p) = resolve(e, cx.cwd, cx.home, false) else { continue };
+        let target = canonical(&p);
+        if target == p || policy.can_read(&target) {
+            continue;
+        }
+        let mut cur = PathBuf::new();
+        for c in p.components() {
+            cur.push(c);
+            if cur.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                let denied = policy
+                    .deny_read
+                    .iter()
+                    .filter(|d| under(&target, d))
+                    .max_by_key(|d| d.as_os_str().len())
+                    .cloned()
+                    .unwrap_or_default();
+                let why = crate::error::LinkIntoDenied { key, entry: p.clone(), link: cur, target, denied };
+                return Err(LaunchError::SymlinkIntoDenied(Box::new(why)));
             }
         }
     }

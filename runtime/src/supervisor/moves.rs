@@ -150,25 +150,26 @@ impl Call<'_> {
             if exchange && d.as_ref().is_some_and(|d| matches!(kind_of(d), Kind::Dir | Kind::Symlink)) {
                 self.no_project_dir(&src)?;
             }
-            if kind_of(&s) == Kind::Dir {
-                self.journal(Entry::Moved(dst.path.clone()))?;
-            }
+            // every supervised rename's destination goes to the journal, whatever the kind
+            // seen here: another thread may swap a directory or link in before the rename
+            // acts by name, and the check after the run then looks at what really landed
+            self.journal(Entry::Moved(dst.path.clone()))?;
+            self.journal(Entry::Special(dst.path.clone()))?;
             self.git_name_made(&dst)?;
             if flags & libc::RENAME_EXCHANGE != 0 {
                 self.git_name_made(&src)?;
             }
-            if flags & libc::RENAME_EXCHANGE != 0 && d.as_ref().is_some_and(|d| kind_of(d) == Kind::Dir) {
+            if flags & libc::RENAME_EXCHANGE != 0 {
                 self.journal(Entry::Moved(src.path.clone()))?;
+                self.journal(Entry::Special(src.path.clone()))?;
             }
             if matches!(kind_of(&s), Kind::Symlink | Kind::Special) {
                 self.outside_git_dirs(&dst)?;
-                self.journal(Entry::Special(dst.path.clone()))?;
             }
             if flags & libc::RENAME_EXCHANGE != 0
                 && d.as_ref().is_some_and(|d| matches!(kind_of(d), Kind::Symlink | Kind::Special))
             {
                 self.outside_git_dirs(&src)?;
-                self.journal(Entry::Special(src.path.clone()))?;
             }
             // SAFETY: plain syscall with live fds and NUL-terminated names.
             let r = unsafe {

@@ -170,9 +170,13 @@ impl Call<'_> {
                 return Ok(false);
             }
         }
-        // SAFETY: plain syscall with a live fd and a NUL-terminated name; a directory, so
-        // nothing is followed.
-        unsafe { libc::fchmodat(t.parent.as_raw_fd(), t.name.as_ptr(), self.mode(mode), 0) };
+        // the mode through a descriptor of the directory itself: by name, a symlink swapped in
+        // meanwhile would be followed (mkdir's own bits only: no setuid)
+        let how = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        if let Ok(dir) = sys::open_entry(t.parent.as_fd(), &t.name, how, 0) {
+            // SAFETY: plain syscall on a descriptor we own.
+            unsafe { libc::fchmod(dir.as_raw_fd(), self.mode(mode) & 0o1777) };
+        }
         Ok(true)
     }
 

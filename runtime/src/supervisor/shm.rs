@@ -122,10 +122,7 @@ impl Call<'_> {
         Ok(Outcome::Fd { fd: file, cloexec: flags & libc::O_CLOEXEC != 0 })
     }
 
-    /// Removes the run's own entry. The name is checked, then acted on: another program
-    /// could put its own file there in between (unlink and create its fixed name). So the
-    /// entry is first renamed to a name of srt's (never replacing), checked there, and only
-    /// then removed; anything else is put back.
+    /// Removes the run's own entry.
     pub(super) fn unlink_shm(&self, t: &Target) -> Step<Outcome> {
         let (entry, found) = self.shm_found(t)?;
         match shm::decide(Ask::Unlink { entry }) {
@@ -133,10 +130,20 @@ impl Call<'_> {
             Verdict::Refuse(e) => return Ok(self.shm_refuse(t, e)),
             _ => return Err(Outcome::Fail(libc::EINVAL)),
         }
+        self.remove_own(t, found.as_ref())?;
+        self.note(&t.path, "/dev/shm: removed the run's own");
+        Ok(Outcome::Value(0))
+    }
+
+    /// Removes the run's own file at `t`, seen as `found`. The name was checked, then is
+    /// acted on: another program could put its own file there in between (unlink and create
+    /// its fixed name). So the entry is first renamed to a name of srt's (never replacing),
+    /// checked there, and only then removed; anything else is put back and refused.
+    fn remove_own(&self, t: &Target, found: Option<&libc::stat>) -> Step<()> {
         let aside = aside_name();
         let dir = t.parent.as_raw_fd();
         // journaled under srt's name too: should srt die before the unlink, the check removes it
-        if let Some(st) = &found {
+        if let Some(st) = found {
             let path = t.path.with_file_name(std::ffi::OsStr::from_bytes(aside.to_bytes()));
             self.journal(Entry::Shm { path, dev: st.st_dev, ino: st.st_ino })?;
         }
@@ -149,7 +156,7 @@ impl Call<'_> {
             // not what was checked: back where it was (should the name be taken again by
             // then, it stays under srt's name, which no program looks for)
             let _ = rename_noreplace(dir, &aside, dir, &t.name);
-            return Ok(self.shm_refuse(t, libc::EACCES));
+            return Err(self.shm_refuse(t, libc::EACCES));
         }
         // SAFETY: plain syscall with a live fd and a NUL-terminated name.
         let r = unsafe { libc::unlinkat(dir, aside.as_ptr(), 0) };
@@ -159,8 +166,7 @@ impl Call<'_> {
                 o.remove(&(st.st_dev, st.st_ino));
             }
         }
-        self.note(&t.path, "/dev/shm: removed the run's own");
-        Ok(Outcome::Value(0))
+        Ok(())
     }
 
     /// A link or rename with a name in the host's `/dev/shm`: judged here when both are
@@ -195,6 +201,13 @@ impl Call<'_> {
         }
         if let (Some(d), true) = (&d, ask_exchange(flags)) {
             self.shm_journal(src, d)?;
+        }
+        // a rename over the run's own entry: that entry goes first, the verified way, and the
+        // rename then never replaces (what is there by then is another program's)
+        let mut to = to;
+        if rename.is_some() && to == Found::Own && !ask_exchange(flags) {
+            self.remove_own(dst, d.as_ref())?;
+            to = Found::Missing;
         }
         let (a, b) = (src.parent.as_raw_fd(), dst.parent.as_raw_fd());
         // what was missing at the check must still be missing: never replace a file another

@@ -265,6 +265,37 @@ fn host_fixed_name(e: &Env) {
     e.file(&e.o("name"), &format!("srt-fixed-{}", e.root.file_name().unwrap().to_string_lossy()));
 }
 
+/// Round 8, second pass (F4): the host's /dev/shm mounted a second time inside the project
+/// (as a pod might mount the same memory volume twice). Root makes the mount in setup and
+/// removes it in the last check.
+fn shm_bound_into_w(e: &Env) {
+    let at = e.w("shmb");
+    std::fs::create_dir_all(&at).unwrap();
+    let ok =
+        std::process::Command::new("mount").args(["--bind", "/dev/shm"]).arg(&at).status().is_ok_and(|s| s.success());
+    assert!(ok, "mount --bind /dev/shm (the escape tests run as root)");
+}
+
+fn unmount_shm_bound(e: &Env, _: &Output) -> Result<(), String> {
+    let ok = std::process::Command::new("umount").arg(e.w("shmb")).status().is_ok_and(|s| s.success());
+    if ok {
+        Ok(())
+    } else {
+        Err("could not unmount W/shmb".into())
+    }
+}
+
+/// At the host's segment through the second mount.
+const THROUGH_SECOND_MOUNT: &str = r#"
+import os, sys
+name = open(sys.argv[1]).read(); p = "shmb/" + name
+for what, f in [("read", lambda: open(p).read()), ("write", lambda: open(p, "r+").write("PLANTED")),
+                ("create", lambda: open("shmb/new-" + name, "w").write("x"))]:
+    try: print("GOT", what, f())
+    except OSError as e: print("refused", what, e.errno)
+print("SECOND-MOUNT-DONE")
+"#;
+
 /// `shm_open` with setuid, setgid and sticky bits asked: none reach the host's /dev/shm
 /// (round 8: a root-owned 06755 file appeared there, which is not mounted nosuid).
 const SETUID_MODE: &str = r#"
@@ -313,4 +344,11 @@ escapes! {
         .prints("host made").lacks("HOST-OBJECT-REPLACED")
         .within(std::time::Duration::from_secs(60));
     no_setuid_bits_in_dev_shm => python("mode.py", SETUID_MODE, "").prints("MODE-OK");
+    // round 8, second pass (F4)
+    the_hosts_shared_memory_through_a_second_mount => python("second.py", THROUGH_SECOND_MOUNT, r#""$O/shm-name""#)
+        .setup(host_segment)
+        .setup(shm_bound_into_w)
+        .lacks("GOT").lacks(HOST_SECRET).prints("SECOND-MOUNT-DONE")
+        .check(unmount_shm_bound)
+        .check(host_segment_intact);
 }
