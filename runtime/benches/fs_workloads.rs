@@ -5,7 +5,7 @@
 //! ~9,800 valid Python files of 2–8 KB in 14 packages × 50 module directories, plus a symlink
 //! per package, packed once into a tarball.
 //!
-//!   a1  tar xf TARBALL                         working directory on tmpfs (/dev/shm)
+//!   a1  tar xf TARBALL                         working directory on tmpfs (one the bench mounts)
 //!   a2  tar xf TARBALL                         working directory on disk
 //!   b   git init, add -A, commit               on disk, pre-populated with the tree
 //!   c   python3 -m compileall -q .             on disk, pre-populated with the tree
@@ -251,12 +251,14 @@ fn main() {
     // The build tree may be out of the other uid's reach (under /root).
     let srt = if ids.is_some() { srt_tests::executable_copy(built, "fsbench-bin") } else { built.to_path_buf() };
 
-    let shm = srt_tests::scratch_dir_in(Path::new("/dev/shm"), "fsbench-shm");
+    // a tmpfs of the bench's own (not /dev/shm, which srt gives every run afresh)
+    let tmpfs = srt_tests::private_tmpfs("fsbench").expect("a1 needs a tmpfs: run the bench as root (mount -t tmpfs)");
+    let shm = srt_tests::scratch_dir_in(&tmpfs, "fsbench-shm");
     let disk = match fs_type(&std::env::temp_dir()).as_str() {
         "tmpfs" => srt_tests::scratch_dir_in(Path::new(env!("CARGO_TARGET_TMPDIR")), "fsbench-disk"),
         _ => srt_tests::scratch_dir("fsbench-disk"),
     };
-    assert_eq!(fs_type(&shm), "tmpfs", "/dev/shm is not a tmpfs");
+    assert_eq!(fs_type(&shm), "tmpfs", "{} is not a tmpfs", shm.display());
     assert_ne!(fs_type(&disk), "tmpfs", "{} is a tmpfs: set TMPDIR to a directory on disk", disk.display());
     runner.own(&shm);
     runner.own(&disk);

@@ -201,7 +201,10 @@ fn trees(rounds: usize) {
     let srt_path = srt_under_test();
     let srt = srt_path.as_str();
     let base = std::env::temp_dir().join(format!("srt-bench-trees-{}", std::process::id()));
-    let shm = std::path::PathBuf::from(format!("/dev/shm/srt-bench-trees-{}", std::process::id()));
+    // a tmpfs of the bench's own (root), not /dev/shm, which srt gives every run afresh
+    let shm = srt_tests::private_tmpfs("bench-trees")
+        .map(|t| t.join("trees"))
+        .expect("--trees needs a tmpfs: run the bench as root (mount -t tmpfs)");
     let empty = base.join("empty");
     let repo = base.join("repo");
     let busy = base.join("busy-tmp");

@@ -46,6 +46,42 @@ pub fn scratch_dir_in(parent: &Path, tag: &str) -> PathBuf {
     dir
 }
 
+static MOUNTED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn unmount_tmpfs() {
+    if let Ok(dirs) = MOUNTED.lock() {
+        for d in dirs.iter() {
+            let _ = std::process::Command::new("umount").arg(d).status();
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// A fresh tmpfs of its own on a scratch directory (root only: `mount -t tmpfs`), unmounted
+/// when this process exits. Not `/dev/shm`: srt gives every run its own, so a working
+/// directory there would be neither readable nor writable for the command. `None` where
+/// the mount is refused (not root).
+pub fn private_tmpfs(tag: &str) -> Option<PathBuf> {
+    static REGISTER: Once = Once::new();
+    let dir = std::env::temp_dir().join(format!("srt-{tag}-tmpfs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "mode=0755", "tmpfs"])
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        let _ = std::fs::remove_dir(&dir);
+        return None;
+    }
+    // SAFETY: registers a plain extern "C" function that only touches a static Mutex.
+    REGISTER.call_once(|| unsafe {
+        libc::atexit(unmount_tmpfs);
+    });
+    MOUNTED.lock().unwrap().push(dir.clone());
+    Some(dir)
+}
+
 /// A binary of this workspace's build (`target/<profile>/<name>`), from an integration test.
 pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();

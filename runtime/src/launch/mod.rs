@@ -182,6 +182,12 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
     spec.ruleset = ruleset;
     spec.filter = filter;
+    for p in &prepared.policy.shm_settings_ignored {
+        crate::warn!(
+            "{} lies in /dev/shm, which every run gets as its own: the settings cannot open the host's, so it is neither readable nor writable (work elsewhere, e.g. in /tmp)",
+            p.display()
+        );
+    }
     if namespaced {
         for p in crate::fs::mounts::missing_roots(&prepared.policy) {
             crate::warn!(
