@@ -99,7 +99,7 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
             let _ = writeln!(w, "  and, named in allowWrite: {}", h.allow.join(", "));
         }
         let _ =
-            writeln!(w, "  (README, \"What srt protects from delayed host execution\", lists each with its source)");
+            writeln!(w, "  (docs/delayed-execution.md lists each with its source)");
     }
     for m in &pol.mediated {
         let _ = writeln!(

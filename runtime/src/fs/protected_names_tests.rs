@@ -20,7 +20,7 @@ fn all_paths() -> Vec<(&'static str, &'static str)> {
 /// A man page section (`name(5)`), a URL, a distribution file or this README.
 fn is_source(s: &str) -> bool {
     let man = s.char_indices().any(|(i, c)| c == '(' && s[i + 1..].starts_with(|d: char| d.is_ascii_digit()));
-    s.contains("https://") || s.contains("http://") || man || s.starts_with("/etc/") || s.starts_with("README.md")
+    s.contains("https://") || s.contains("http://") || man || s.starts_with("/etc/") || s.starts_with("docs/")
 }
 
 #[test]

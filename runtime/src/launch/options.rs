@@ -25,7 +25,7 @@ pub struct Options {
     pub preload: bool,
 }
 
-/// How the command's network is confined (see README, "Network modes").
+/// How the command's network is confined (docs/network.md, "Network modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetworkMode {
     /// Namespace mode where the kernel allows it, landlock mode otherwise.

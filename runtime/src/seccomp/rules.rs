@@ -228,7 +228,7 @@ pub(super) fn local_server_rules(arch: &Arch, opts: FilterOptions) -> Vec<(&'sta
 /// git hook, or a program in a PATH directory the command may not write), `fchown` to srt's
 /// own uid and gid (or -1), and `futimens` (`utimensat` with a NULL path). `tar x` makes
 /// all three for every file it writes; a supervisor round trip each would triple its time.
-/// What they can still do is recorded in the README's limits: change the mode (toward
+/// What they can still do is recorded in docs/security.md's limits: change the mode (toward
 /// less access), group or times of a file the command can open, also outside
 /// `allowWrite`; no content, no ownership, no privilege.
 pub(super) fn metadata_rule(name: &str) -> Rule {

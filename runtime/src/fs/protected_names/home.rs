@@ -315,7 +315,7 @@ pub const HOME: &[Entry] = &[
     e(".cline", D, "Cline CLI data/settings/cline_mcp_settings.json", CLINE),
     e("Documents/Cline", D, "Cline global Hooks/, Rules, Workflows and MCP server checkouts", CLINE),
     e(".kiro", D, "Kiro settings/mcp.json and hooks", "https://kiro.dev/docs/mcp/configuration/"),
-    e(".srt-settings.json", F, "srt's own default settings (already never writable)", "README.md, Settings"),
+    e(".srt-settings.json", F, "srt's own default settings (already never writable)", "docs/settings.md"),
 ];
 
 /// Variables whose value at launch names a file or directory some later host program

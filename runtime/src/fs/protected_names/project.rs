@@ -18,7 +18,7 @@ const fn no(path: &'static str, why: &'static str, source: &'static str) -> Deci
 }
 
 const CLAUDE: &str = "https://docs.anthropic.com/en/docs/claude-code/settings";
-const SRT: &str = "README.md, How it works (srt 0.0.83 DANGEROUS_FILES, DANGEROUS_DIRS)";
+const SRT: &str = "docs/how-it-works.md (srt 0.0.83 DANGEROUS_FILES, DANGEROUS_DIRS)";
 const LEFTHOOK: &str = "https://lefthook.dev/configuration";
 const MISE: &str = "https://mise.jdx.dev/configuration.html; https://mise.jdx.dev/cli/trust.html";
 const HUSKY: &str = "https://typicode.github.io/husky/get-started.html";
