@@ -224,6 +224,9 @@ class Cargo(Workload):
     what = "cargo test of workloads/cargo-app: crates.io crates with build scripts and proc macros, fresh CARGO_HOME"
     ci = False
     needs = ("cargo",)
+    # CARGO_HOME is a directory the environment names, which srt protects unless allowWrite
+    # names it: extracted crate sources are code a later host build runs
+    filesystem = {"allowWrite": [".", "./cargo-home", "~/.npm", "~/.cache"]}
 
     def prepare(self):
         shutil.rmtree(self.prepared, ignore_errors=True)

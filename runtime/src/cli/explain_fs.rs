@@ -98,8 +98,7 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         if !h.allow.is_empty() {
             let _ = writeln!(w, "  and, named in allowWrite: {}", h.allow.join(", "));
         }
-        let _ =
-            writeln!(w, "  (docs/delayed-execution.md lists each with its source)");
+        let _ = writeln!(w, "  (docs/delayed-execution.md lists each with its source)");
     }
     for m in &pol.mediated {
         let _ = writeln!(

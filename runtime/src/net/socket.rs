@@ -6,13 +6,21 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// A copy of socket `fd` of process `pid` (same open file description).
 pub fn take_socket(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
-    let tgid = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse::<i32>().ok()))
-        .ok_or(libc::ESRCH)?;
     // SAFETY: pidfd_open and pidfd_getfd return fresh descriptors we own.
     unsafe {
-        let pidfd = libc::syscall(libc::SYS_pidfd_open, tgid, 0);
+        // the thread is mostly its process's leader: only when it is not (EINVAL, or ENOENT
+        // on newer kernels) is the leader looked up, from /proc, whose status file costs
+        // more than the rest together
+        let mut pidfd = libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0);
+        if pidfd < 0 {
+            let tgid = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|s| {
+                    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse::<i32>().ok())
+                })
+                .ok_or(libc::ESRCH)?;
+            pidfd = libc::syscall(libc::SYS_pidfd_open, tgid, 0);
+        }
         if pidfd < 0 {
             return Err(last_errno());
         }

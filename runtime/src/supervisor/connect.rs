@@ -41,7 +41,13 @@ impl Call<'_> {
         };
         let (v6, port) = match net::judge(&route, &sa) {
             Verdict::Refuse(e) => return Outcome::Fail(e),
-            Verdict::Kernel => return Outcome::Continue,
+            Verdict::Kernel => {
+                // a disconnect: what srt recorded of the socket's ends no longer holds
+                if sa.len() >= 2 && i32::from(u16::from_ne_bytes([sa[0], sa[1]])) == libc::AF_UNSPEC {
+                    self.forget_socket_record(sockfd);
+                }
+                return Outcome::Continue;
+            }
             Verdict::Proxy { v6, port } => (v6, port),
             Verdict::Transparent { v6, dest } => return self.transparent(&route, sockfd, v6, dest),
             Verdict::Local { v6, dest } => return self.connect_local(&route, sockfd, v6, dest),

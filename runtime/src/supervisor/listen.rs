@@ -14,6 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use super::connect::fd_info;
 use super::sockets;
+use super::state::Known;
 use super::{Call, Outcome};
 use crate::net::local_addr;
 use crate::net::shown_addr::Asked;
@@ -154,7 +155,8 @@ impl Call<'_> {
     /// Remembers what the command asked of a socket srt bound, for `getsockname`.
     fn remember_bind(&self, sock: &OwnedFd, asked: std::net::SocketAddr) {
         if let Ok(st) = super::sys::fstat(sock.as_fd()) {
-            self.remember(st.st_ino, Asked::Bound(asked), sockets::local_name(sock.as_fd()));
+            let own = sockets::local_name(sock.as_fd());
+            self.remember(st.st_ino, Known { asked: Asked::Bound(asked), own, peer: None });
         }
     }
 

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::os::fd::AsFd;
 
 use super::sockets;
+use super::state::Known;
 use super::{Call, Outcome};
 use crate::net::local_addr;
 use crate::net::shown_addr::{self, Asked};
@@ -61,7 +62,8 @@ impl Call<'_> {
         match placed {
             Ok(sock) => {
                 if let Ok(st) = super::sys::fstat(sock.as_fd()) {
-                    self.remember(st.st_ino, Asked::Dialed(dest), None);
+                    let (own, peer) = (sockets::local_name(sock.as_fd()), sockets::peer_name(sock.as_fd()));
+                    self.remember(st.st_ino, Known { asked: Asked::Dialed(dest), own, peer });
                 }
                 Outcome::Value(0)
             }

@@ -2,46 +2,47 @@
 //! for, not the run's own loopback address where srt placed its servers
 //! ([`crate::net::shown_addr`]). The answer only describes the command's own socket, so
 //! nothing is granted here: where the address needs no change, or the socket cannot be
-//! found, the kernel answers (`CONTINUE`).
+//! looked at, the kernel answers (`CONTINUE`).
 //!
-//! The real address comes from the socket itself where `pidfd_getfd` is allowed, else (in
-//! pods) from a `sock_diag` dump, found by the socket's inode, or, for a socket bound but
-//! not yet listening (which no dump lists), from what srt recorded when it bound it.
+//! A socket srt bound or connected for the command is answered from what srt recorded then
+//! (by inode): no second look at the socket. Another one (an accepted connection) is looked
+//! at through `pidfd_getfd` where that is allowed; in pods, where it is not, it is found by
+//! a `sock_diag` dump of the TCP sockets (the kernel walks its whole socket hash for that,
+//! about 2 ms on a busy host: only that case pays it).
 
 use std::os::fd::AsFd;
 
 use super::connect::fd_info;
 use super::sockets;
+use super::state::Known;
 use super::{Call, Outcome};
-use crate::net::shown_addr::{self, Asked, End};
+use crate::net::shown_addr::{self, End};
 use crate::net::sock_diag;
 
 impl Call<'_> {
     pub(super) fn sock_name(&self, fd: i32, addr: u64, len_at: u64, end: End) -> Outcome {
         let Some(route) = self.sup.route.filter(|r| !r.namespaced) else { return Outcome::Continue };
-        let (ino, real) = match crate::net::take_socket(self.req.pid, fd) {
-            Ok(sock) => {
-                let Ok(st) = super::sys::fstat(sock.as_fd()) else { return Outcome::Continue };
-                let real = match end {
+        let Some(info) = fd_info(self.req.pid, fd) else { return Outcome::Continue };
+        let known = self.known(info.ino);
+        let real = match (known, end) {
+            (Some(k), End::Own) if k.own.is_some() => k.own,
+            (Some(k), End::Peer) if k.peer.is_some() => k.peer,
+            // a listener has no peer: the kernel says ENOTCONN
+            (Some(k), End::Peer) if matches!(k.asked, shown_addr::Asked::Bound(_)) => return Outcome::Continue,
+            _ => match crate::net::take_socket(self.req.pid, fd) {
+                Ok(sock) => match end {
                     End::Own => sockets::local_name(sock.as_fd()),
                     End::Peer => sockets::peer_name(sock.as_fd()),
-                };
-                (st.st_ino, real)
-            }
-            Err(libc::EPERM | libc::ENOSYS) => {
-                let Some(info) = fd_info(self.req.pid, fd) else { return Outcome::Continue };
-                let real = match sock_diag::tcp_by_inode(info.ino) {
+                },
+                Err(libc::EPERM | libc::ENOSYS) => match sock_diag::tcp_by_inode(info.ino) {
                     Ok(Some((own, peer))) => Some(if end == End::Own { own } else { peer }),
-                    // bound, not listening: where srt bound it (its peer: none, ENOTCONN)
-                    Ok(None) if end == End::Own => self.asked(info.ino).and_then(|(_, real)| real),
                     _ => None,
-                };
-                (info.ino, real)
-            }
-            Err(_) => return Outcome::Continue,
+                },
+                Err(_) => return Outcome::Continue,
+            },
         };
         let Some(real) = real else { return Outcome::Continue };
-        let shown = shown_addr::shown(&route.local, real, end, self.asked(ino).map(|(a, _)| a));
+        let shown = shown_addr::shown(&route.local, real, end, known.map(|k| k.asked));
         if shown == real {
             return Outcome::Continue;
         }
@@ -55,14 +56,21 @@ impl Call<'_> {
         }
     }
 
-    /// What the command asked of the socket with inode `ino`, if srt remembers.
-    pub(super) fn asked(&self, ino: u64) -> Option<(Asked, Option<std::net::SocketAddr>)> {
+    /// What srt recorded of the socket with inode `ino`, if anything.
+    pub(super) fn known(&self, ino: u64) -> Option<Known> {
         self.sup.asked.lock().ok()?.get(ino)
     }
 
-    pub(super) fn remember(&self, ino: u64, asked: Asked, real: Option<std::net::SocketAddr>) {
+    pub(super) fn remember(&self, ino: u64, known: Known) {
         if let Ok(mut t) = self.sup.asked.lock() {
-            t.note(ino, asked, real);
+            t.note(ino, known);
+        }
+    }
+
+    /// A socket disconnected (`connect(AF_UNSPEC)`): what srt recorded of it no longer holds.
+    pub(super) fn forget_socket_record(&self, fd: i32) {
+        if let (Some(info), Ok(mut t)) = (fd_info(self.req.pid, fd), self.sup.asked.lock()) {
+            t.forget(info.ino);
         }
     }
 

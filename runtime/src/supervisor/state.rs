@@ -58,18 +58,33 @@ impl Listeners {
 /// Sockets remembered at most by what the command asked of them.
 const MAX_ASKED: usize = 16_384;
 
+/// What srt knows of one of the command's sockets: what the command asked, and the real
+/// addresses of its two ends as the kernel gave them when srt placed or connected it (a
+/// socket's addresses do not change once bound or connected, but for a disconnect, which
+/// forgets it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Known {
+    pub(super) asked: Asked,
+    pub(super) own: Option<SocketAddr>,
+    pub(super) peer: Option<SocketAddr>,
+}
+
 /// Landlock mode: what the command asked of its sockets (by inode), so that `getsockname`
-/// and `getpeername` show it that ([`crate::net::shown_addr`]). With each bind, the address
-/// the socket got: a socket bound but not yet listening is in no `sock_diag` dump.
+/// and `getpeername` show it that ([`crate::net::shown_addr`]), answered from here without
+/// asking the kernel about the socket again.
 #[derive(Default)]
 pub(super) struct AskedTable {
-    by_ino: HashMap<u64, (Asked, Option<SocketAddr>)>,
+    by_ino: HashMap<u64, Known>,
     order: VecDeque<u64>,
 }
 
 impl AskedTable {
-    pub(super) fn note(&mut self, ino: u64, asked: Asked, real: Option<SocketAddr>) {
-        if self.by_ino.insert(ino, (asked, real)).is_none() {
+    pub(super) fn forget(&mut self, ino: u64) {
+        self.by_ino.remove(&ino);
+    }
+
+    pub(super) fn note(&mut self, ino: u64, known: Known) {
+        if self.by_ino.insert(ino, known).is_none() {
             self.order.push_back(ino);
         }
         // the oldest go first: sockets that old are mostly closed (an inode is not reused
@@ -81,7 +96,7 @@ impl AskedTable {
         }
     }
 
-    pub(super) fn get(&self, ino: u64) -> Option<(Asked, Option<SocketAddr>)> {
+    pub(super) fn get(&self, ino: u64) -> Option<Known> {
         self.by_ino.get(&ino).copied()
     }
 }
@@ -126,14 +141,16 @@ mod tests {
     #[test]
     fn the_asked_table_forgets_the_oldest_sockets_first() {
         let mut t = AskedTable::default();
-        let a = Asked::Bound("127.0.0.1:0".parse().unwrap());
+        let a = Known { asked: Asked::Bound("127.0.0.1:0".parse().unwrap()), own: None, peer: None };
         for ino in 0..(MAX_ASKED as u64 + 10) {
-            t.note(ino, a, None);
+            t.note(ino, a);
         }
         assert_eq!(t.get(0), None);
         assert_eq!(t.get(9), None);
-        assert_eq!(t.get(10), Some((a, None)));
-        t.note(10, Asked::Dialed("127.0.0.1:1".parse().unwrap()), None);
+        assert_eq!(t.get(10), Some(a));
+        t.note(10, Known { asked: Asked::Dialed("127.0.0.1:1".parse().unwrap()), ..a });
         assert_eq!(t.order.len(), MAX_ASKED, "a socket noted again is not counted twice");
+        t.forget(10);
+        assert_eq!(t.get(10), None);
     }
 }
