@@ -21,6 +21,7 @@
 //!
 //!   cargo bench -p srt-runtime --bench fs_workloads [-- --rounds N --files N --only a1,b --as-uid 65534]
 //!
+//! SRT_BENCH_SRT=/path/to/srt measures that srt instead of cargo's build of it.
 //! SRT_BENCH_BASELINE=/path/to/an/older/srt adds that binary's two modes to every round,
 //! interleaved with the others, for before/after ratios measured under the same load.
 //!
@@ -247,7 +248,10 @@ fn main() {
     });
     let runner = Runner { ids, home: srt_tests::scratch_dir("fsbench-home") };
     runner.own(&runner.home);
-    let built = Path::new(env!("CARGO_BIN_EXE_srt"));
+    // the srt users install (`scripts/build.sh`: target/dist/srt), else cargo's own build
+    let built = std::env::var_os("SRT_BENCH_SRT")
+        .map_or_else(|| Path::new(env!("CARGO_BIN_EXE_srt")).to_path_buf(), std::path::PathBuf::from);
+    let built = built.as_path();
     // The build tree may be out of the other uid's reach (under /root).
     let srt = if ids.is_some() { srt_tests::executable_copy(built, "fsbench-bin") } else { built.to_path_buf() };
 

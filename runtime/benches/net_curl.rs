@@ -1,7 +1,8 @@
 //! `srt -c 'curl <allowed loopback origin>'` through the proxy, in each network mode,
 //! against bare curl (no sandbox) and against srt 0.0.83 (npm
-//! @anthropic-ai/sandbox-runtime with Debian bubblewrap, socat, ripgrep) when its `srt`
-//! is on PATH, interleaved in one run.
+//! @anthropic-ai/sandbox-runtime with Debian bubblewrap, socat, ripgrep) when
+//! `SRT_BENCH_ANTHROPIC` names it (`scripts/bench-deps.sh` installs it) or its `srt` is on
+//! PATH, interleaved in one run. `SRT_BENCH_SRT` measures that srt instead of cargo's build.
 //!
 //!   cargo bench -p srt-runtime --bench net_curl [-- ROUNDS]
 
@@ -29,9 +30,12 @@ fn origin() -> u16 {
     port
 }
 
+/// srt 0.0.83: `SRT_BENCH_ANTHROPIC` (as `scripts/bench-deps.sh` installs it), else `srt`
+/// on `PATH` if that is 0.0.83.
 fn reference_srt() -> Option<String> {
-    let out = Command::new("srt").arg("--version").output().ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().eq("0.0.83").then(|| "srt".to_string())
+    let bin = std::env::var("SRT_BENCH_ANTHROPIC").unwrap_or_else(|_| "srt".to_string());
+    let out = Command::new(&bin).arg("--version").output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().eq("0.0.83").then_some(bin)
 }
 
 fn time(argv: &[String], dir: &std::path::Path) -> f64 {
@@ -55,7 +59,8 @@ fn main() {
     let s = dir.join("s.json");
     std::fs::write(&s, r#"{"network":{"allowedDomains":["localhost"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}"#).unwrap();
     let curl = format!("curl -sS --noproxy '' -o /dev/null -w '%{{http_code}}' http://localhost:{port}/");
-    let ours = env!("CARGO_BIN_EXE_srt").to_string();
+    // the srt users install (`scripts/build.sh`: target/dist/srt), else cargo's own build
+    let ours = std::env::var("SRT_BENCH_SRT").unwrap_or_else(|_| env!("CARGO_BIN_EXE_srt").to_string());
     let mut cases: Vec<(&str, Vec<String>)> = vec![
         (
             "bare curl (direct, no proxy)",

@@ -4,6 +4,7 @@
 //! transparent (fetch by name inside srt: srt's DNS, the supervisor, the proxy), in each
 //! network mode. Each variant is one Node process making N requests in a row over new
 //! connections (the origin closes each); the median per request is reported.
+//! `SRT_BENCH_SRT` measures that srt instead of cargo's build.
 //!
 //!   cargo bench -p srt-runtime --bench transparent_fetch [-- N]
 
@@ -38,7 +39,9 @@ fn run(srt: Option<&str>, kind: &str, url: &str, n: usize, dir: &std::path::Path
     let mut c = match srt {
         None => Command::new("node"),
         Some(mode) => {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+            // the srt users install (`scripts/build.sh`), else cargo's own build
+            let mut c =
+                Command::new(std::env::var("SRT_BENCH_SRT").unwrap_or_else(|_| env!("CARGO_BIN_EXE_srt").to_string()));
             c.args(["--network-mode", mode, "-s"]).arg(dir.join("s.json"));
             c.args(["--resolve", "bench.test:*:127.0.0.1", "--", "node"]);
             c
