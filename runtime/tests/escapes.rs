@@ -9,6 +9,7 @@ mod escape {
     pub mod probes;
     pub mod timed;
 
+    mod connect_reread;
     mod devices;
     mod environment;
     mod fast_path;

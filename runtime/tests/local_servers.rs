@@ -77,7 +77,68 @@ fn unix_client() -> Scenario {
         .prints("unix: HELLO-A")
 }
 
+/// A thread made without `CLONE_FILES` (its own descriptor table) binds and listens on its
+/// descriptor N while the leader's N is another, unbound socket: srt must act on the
+/// thread's (an outside review of c5ee3a3 saw the leader's bound instead).
+const OWN_TABLE: &str = r#"
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static int n;
+static volatile int done;
+static int port(int fd) {
+  struct sockaddr_in a = {0}; socklen_t l = sizeof a;
+  return getsockname(fd, (struct sockaddr *)&a, &l) == 0 ? ntohs(a.sin_port) : -1;
+}
+static int thread(void *x) {
+  close(n);
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  if (s != n) { dup2(s, n); close(s); }
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int b = bind(n, (struct sockaddr *)&a, sizeof a), l = listen(n, 1);
+  printf("thread: bind %d listen %d port %d\n", b, l, port(n));
+  fflush(stdout);
+  done = 1;
+  for (;;) pause();
+  return 0;
+}
+int main(void) {
+  n = socket(AF_INET, SOCK_STREAM, 0);
+  char *stack = malloc(1 << 16);
+  if (clone(thread, stack + (1 << 16), CLONE_VM | CLONE_SIGHAND | CLONE_THREAD, 0) < 0) { perror("clone"); return 1; }
+  for (int i = 0; i < 5000 && !done; i++) usleep(1000);
+  printf("leader: port %d\n", port(n));
+  fflush(stdout);
+  _exit(0);
+}
+"#;
+
+fn own_table() -> Scenario {
+    Scenario::new(r#""$O/own-table""#)
+        .setup(|e| {
+            e.file(&e.o("own-table.c"), OWN_TABLE);
+            let out = std::process::Command::new("gcc")
+                .arg("-o")
+                .arg(e.o("own-table"))
+                .arg(e.o("own-table.c"))
+                .output()
+                .expect("gcc is installed");
+            assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+            e.own(&e.o("own-table"));
+        })
+        .prints("thread: bind 0 listen 0 port ")
+        .prints("leader: port 0")
+        .lacks("thread: bind 0 listen 0 port 0")
+}
+
 escapes! {
+    thread_with_a_descriptor_table_of_its_own => own_table();
+    thread_with_a_descriptor_table_of_its_own_pod => without_pidfd_getfd(own_table());
     node_server_on_loopback_and_a_request_to_it => node("127.0.0.1");
     node_server_on_its_default_address_and_a_request_to_it => node("");
     node_server_pod => without_pidfd_getfd(node(""));

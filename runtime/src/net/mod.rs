@@ -19,5 +19,5 @@ pub mod sock_diag;
 pub mod socket;
 
 pub use proxy::{hints, transparent_wanted, Net, NO_GETFD_HINT, RESOLV_CONF};
-pub use route::{inet_addr, judge, Route, UnixRule, Verdict};
+pub use route::{inet_addr, judge, kernel_holds_any_address, Route, UnixRule, Verdict};
 pub use socket::{connect_to, connect_to_proxy, connect_transparent, hold, sockaddr, socket_option, take_socket};

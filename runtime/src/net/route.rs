@@ -85,6 +85,18 @@ pub fn inet_addr(sa: &[u8]) -> Option<SocketAddr> {
     }
 }
 
+/// Whether a connect judged [`Verdict::Kernel`] may be left to the kernel (`CONTINUE`),
+/// which reads the address again from the command's memory, changed or not by another
+/// thread: only where no address it could read there reaches more than the judged one.
+/// With `allowUnixSockets` listing paths the command holds Unix sockets whose connects srt
+/// judges by path, and a path-named Unix socket is beyond Landlock's reach on the kernels
+/// srt supports; otherwise a TCP connect is refused by Landlock (landlock mode) or has only
+/// the sandbox's own loopback (namespace mode), UDP sockets exist only in namespace mode,
+/// Unix sockets exist only as connected pairs or under `allowAllUnixSockets`.
+pub fn kernel_holds_any_address(route: &Route) -> bool {
+    route.unix != UnixRule::Listed
+}
+
 /// Pure decision on a raw sockaddr (tested without a kernel).
 pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
     if sa.len() < 2 {
@@ -147,6 +159,16 @@ mod tests {
 
     fn route(port: u16, socks_port: u16, transparent: Option<[u8; 16]>, namespaced: bool) -> Route {
         Route { port, socks_port, unix: UnixRule::None, local: LOCAL, transparent, namespaced }
+    }
+
+    #[test]
+    fn the_kernel_rereads_an_address_only_where_no_unix_path_is_judged() {
+        for namespaced in [false, true] {
+            let r = route(4000, 4000, None, namespaced);
+            assert!(kernel_holds_any_address(&r), "no unix sockets: nothing a reread could reach");
+            assert!(kernel_holds_any_address(&Route { unix: UnixRule::All, ..r }));
+            assert!(!kernel_holds_any_address(&Route { unix: UnixRule::Listed, ..r }), "a reread could name any path");
+        }
     }
 
     #[test]

@@ -4,22 +4,32 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// A copy of socket `fd` of process `pid` (same open file description).
-pub fn take_socket(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
+/// `PIDFD_THREAD` (Linux 6.9): a pidfd for that very thread, whose descriptor table
+/// `pidfd_getfd` then reads.
+const PIDFD_THREAD: libc::c_long = libc::O_EXCL as libc::c_long;
+
+/// A copy of socket `fd` of thread `tid` (same open file description), taken from that
+/// thread's own descriptor table: a thread made without `CLONE_FILES` has one apart from
+/// its process leader's, where `fd` may be another socket.
+pub fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
     // SAFETY: pidfd_open and pidfd_getfd return fresh descriptors we own.
     unsafe {
-        // the thread is mostly its process's leader: only when it is not (EINVAL, or ENOENT
-        // on newer kernels) is the leader looked up, from /proc, whose status file costs
-        // more than the rest together
-        let mut pidfd = libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0);
-        if pidfd < 0 {
-            let tgid = std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .ok()
-                .and_then(|s| {
-                    s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse::<i32>().ok())
-                })
-                .ok_or(libc::ESRCH)?;
-            pidfd = libc::syscall(libc::SYS_pidfd_open, tgid, 0);
+        let mut pidfd = libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, PIDFD_THREAD);
+        let mut check = false;
+        if pidfd < 0 && last_errno() == libc::EINVAL {
+            // before 6.9 a pidfd names a process: the thread's own where it leads one, else
+            // its leader's (looked up in /proc), whose table the copy is then checked against
+            pidfd = libc::syscall(libc::SYS_pidfd_open, tid as libc::pid_t, 0);
+            if pidfd < 0 {
+                let tgid = std::fs::read_to_string(format!("/proc/{tid}/status"))
+                    .ok()
+                    .and_then(|s| {
+                        s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse::<i32>().ok())
+                    })
+                    .ok_or(libc::ESRCH)?;
+                pidfd = libc::syscall(libc::SYS_pidfd_open, tgid, 0);
+                check = true;
+            }
         }
         if pidfd < 0 {
             return Err(last_errno());
@@ -29,8 +39,25 @@ pub fn take_socket(pid: u32, fd: i32) -> Result<OwnedFd, i32> {
         if sock < 0 {
             return Err(last_errno());
         }
-        Ok(OwnedFd::from_raw_fd(sock as i32))
+        let sock = OwnedFd::from_raw_fd(sock as i32);
+        if check && !same_file(&sock, tid, fd) {
+            // the leader's descriptor `fd` is not the thread's: act on neither
+            return Err(libc::EBADF);
+        }
+        Ok(sock)
     }
+}
+
+/// Whether `sock` is the file thread `tid` holds at descriptor `fd`.
+fn same_file(sock: &OwnedFd, tid: u32, fd: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(theirs) = std::fs::metadata(format!("/proc/{tid}/fd/{fd}")) else { return false };
+    // SAFETY: fstat into a zeroed stat, on a descriptor we own.
+    let mine = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(sock.as_raw_fd(), &mut st) == 0).then_some((st.st_dev, st.st_ino))
+    };
+    mine == Some((theirs.dev(), theirs.ino()))
 }
 
 /// Connects `sock` to the proxy; returns 0 or the errno the command should see.

@@ -10,7 +10,7 @@
 //! carrying over `O_NONBLOCK`, close-on-exec and the options the command set with
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
 use super::{Call, Outcome};
@@ -46,7 +46,10 @@ impl Call<'_> {
                 if sa.len() >= 2 && i32::from(u16::from_ne_bytes([sa[0], sa[1]])) == libc::AF_UNSPEC {
                     self.forget_socket_record(sockfd);
                 }
-                return Outcome::Continue;
+                if net::kernel_holds_any_address(&route) {
+                    return Outcome::Continue;
+                }
+                return self.connect_as_judged(sockfd, &sa);
             }
             Verdict::Proxy { v6, port } => (v6, port),
             Verdict::Transparent { v6, dest } => return self.transparent(&route, sockfd, v6, dest),
@@ -64,6 +67,37 @@ impl Call<'_> {
                 }
             }
             Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port, None),
+            Err(e) => Outcome::Fail(e),
+        }
+    }
+
+    /// A connect the kernel may make, but only to the address srt judged: the kernel would
+    /// read the address again from the command's memory, where another thread may have
+    /// turned it into the path of a Unix socket allowUnixSockets does not list. The supervisor connects the
+    /// command's socket itself, with the bytes it read. Where it cannot take the socket (no
+    /// `pidfd_getfd`, in pods) the call is refused: nothing else would be safe.
+    fn connect_as_judged(&self, sockfd: i32, sa: &[u8]) -> Outcome {
+        match net::take_socket(self.req.pid, sockfd) {
+            Ok(sock) => {
+                if !self.valid() {
+                    return Outcome::Gone;
+                }
+                // SAFETY: connect with a buffer of ours of the given length, on a descriptor
+                // we own; the kernel copies the address before using it.
+                let r = unsafe { libc::connect(sock.as_raw_fd(), sa.as_ptr().cast(), sa.len() as libc::socklen_t) };
+                if r < 0 {
+                    Outcome::Fail(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+                } else {
+                    Outcome::Value(0)
+                }
+            }
+            Err(libc::EPERM | libc::ENOSYS) => {
+                tracing::debug!(
+                    sockfd,
+                    "connect refused: with allowUnixSockets srt must make it, and cannot take the socket here"
+                );
+                Outcome::Fail(libc::EACCES)
+            }
             Err(e) => Outcome::Fail(e),
         }
     }

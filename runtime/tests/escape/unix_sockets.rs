@@ -40,11 +40,11 @@ impl Drop for HostSocket {
     }
 }
 
-fn host_socket(e: &Env, name: &'static str, serve: bool) {
+pub(super) fn host_socket(e: &Env, name: &'static str, serve: bool) {
     host_socket_at(e, &e.o(name), name, serve);
 }
 
-fn host_socket_at(e: &Env, path: &std::path::Path, name: &'static str, serve: bool) {
+pub(super) fn host_socket_at(e: &Env, path: &std::path::Path, name: &'static str, serve: bool) {
     let l = UnixListener::bind(path).unwrap();
     l.set_nonblocking(true).unwrap();
     e.own(path);
@@ -237,7 +237,7 @@ fn host_abstract(e: &Env) {
     register(Box::new(Abstract { l }));
 }
 
-fn listed(s: Scenario) -> Scenario {
+pub(super) fn listed(s: Scenario) -> Scenario {
     s.with("network.allowUnixSockets", json!(["{O}/a.sock"]))
 }
 

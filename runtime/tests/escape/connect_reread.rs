@@ -1,0 +1,88 @@
+//! A connect srt leaves to the kernel (`CONTINUE`) makes the kernel read the address again
+//! from the command's memory. With `allowUnixSockets` listing a path, another thread that
+//! turns the address's family into `AF_UNIX` in between would reach any Unix socket by
+//! path (an outside review of c5ee3a3): an `AF_UNSPEC` disconnect in both modes, and in
+//! namespace mode a loopback `AF_INET` connect whose bytes also spell a relative path. The
+//! unlisted host socket must stay quiet whatever the race gives.
+
+use super::harness::{Env, Scenario};
+use super::pod::without_pidfd_getfd;
+use super::unix_sockets::{host_socket, host_socket_at, listed};
+use crate::escapes;
+
+/// `race MODE DIR TRIES`: connects `AF_UNIX` stream sockets while another thread flips the
+/// address's family between `AF_UNIX` and `AF_UNSPEC` (MODE u, path DIR/b.sock) or
+/// `AF_INET` (MODE i, path `AB\x7f\x01\x01\x01` in DIR: as `sockaddr_in`, 127.1.1.1 port
+/// 16706). At most TRIES tries or 10 s.
+const FAMILY_RACE: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+static struct sockaddr_un sa;
+static volatile int stop;
+static int other;
+static void *flip(void *x) {
+  volatile sa_family_t *f = &sa.sun_family;
+  while (!stop) { *f = other; *f = AF_UNIX; }
+  return x;
+}
+int main(int argc, char **argv) {
+  if (argc != 4) return 2;
+  other = argv[1][0] == 'u' ? AF_UNSPEC : AF_INET;
+  if (other == AF_UNSPEC) snprintf(sa.sun_path, sizeof sa.sun_path, "%s/b.sock", argv[2]);
+  else { memcpy(sa.sun_path, "AB\x7f\x01\x01\x01", 6); if (chdir(argv[2])) { perror("chdir"); return 2; } }
+  int n = atoi(argv[3]), reached = 0, i;
+  pthread_t t;
+  pthread_create(&t, 0, flip, 0);
+  time_t end = time(0) + 10;
+  for (i = 0; i < n && time(0) < end; i++) {
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0) { perror("socket"); break; }
+    if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0) {
+      struct sockaddr_un peer; socklen_t l = sizeof peer;
+      if (getpeername(s, (struct sockaddr *)&peer, &l) == 0 && l > sizeof(sa_family_t)) reached++;
+    }
+    close(s);
+  }
+  stop = 1;
+  pthread_join(t, 0);
+  printf("%s %c: %d tries, %d connected to a path\n", reached ? "REACHED" : "HELD", argv[1][0], i, reached);
+  return 0;
+}
+"#;
+
+/// Setup: FAMILY_RACE built in O; the listed O/a.sock, the unlisted O/b.sock and the
+/// unlisted O/`AB\x7f\x01\x01\x01`.
+fn family_race(e: &Env) {
+    e.file(&e.o("race.c"), FAMILY_RACE);
+    let out = std::process::Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(e.o("race"))
+        .arg(e.o("race.c"))
+        .output()
+        .expect("gcc is installed");
+    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+    e.own(&e.o("race"));
+    host_socket(e, "a.sock", true);
+    host_socket(e, "b.sock", false);
+    host_socket_at(e, &e.o("AB\u{7f}\u{1}\u{1}\u{1}"), "inet-spelled", false);
+}
+
+fn race() -> Scenario {
+    listed(Scenario::new(r#""$O/race" u "$O" 3000; "$O/race" i "$O" 3000"#))
+        .setup(family_race)
+        .prints("HELD u: ")
+        .prints("HELD i: ")
+        .lacks("REACHED")
+}
+
+escapes! {
+    // a disconnect or loopback connect turned into a Unix path while the kernel reads it again
+    connect_family_flipped_to_unix => race();
+    connect_family_flipped_to_unix_pod => without_pidfd_getfd(race());
+}
