@@ -155,3 +155,56 @@ fn anchors_follow_githubs_rules() {
     assert!(!a.contains("not-a-heading"));
     assert_eq!(links("see [a](b.md#c) and `[x](y)`\n```\n[z](w)\n```"), vec![(1, "b.md#c".to_string())]);
 }
+
+/// The measured figures a text states: a number with a unit of time or a ratio (`+3.1 ms`,
+/// `100 s`, `25 min`, `1.05×`), outside code blocks and inline code.
+fn figures(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let plain: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let words: Vec<&str> = plain.split_whitespace().collect();
+        for (i, w) in words.iter().enumerate() {
+            let w = w.trim_start_matches(['(', '+', '~']).trim_end_matches([',', ';', ')', '.', ':']);
+            let (num, unit) = match w.strip_suffix('×') {
+                Some(n) => (n, "×"),
+                None => match words.get(i + 1).map(|u| u.trim_end_matches([',', ';', ')', '.', ':'])) {
+                    Some(u @ ("ms" | "s" | "min")) => (w, u),
+                    _ => continue,
+                },
+            };
+            let numeric = !num.is_empty() && num.chars().all(|c| c.is_ascii_digit() || c == '.');
+            if numeric && num.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                out.insert(if unit == "×" { format!("{num}×") } else { format!("{num} {unit}") });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_figure_the_readme_states_is_in_a_performance_table() {
+    let root = workspace();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let perf = std::fs::read_to_string(root.join("docs/performance.md")).unwrap();
+    let tables: String = perf.lines().filter(|l| l.starts_with('|')).collect::<Vec<_>>().join("\n");
+    let in_tables = figures(&tables.replace('|', " "));
+    let stated = figures(&readme);
+    assert!(!stated.is_empty(), "the README states no figure: is figures() broken?");
+    let missing: Vec<&String> = stated.difference(&in_tables).collect();
+    assert!(missing.is_empty(), "README figures missing from docs/performance.md's tables: {missing:?}");
+}
+
+#[test]
+fn figures_are_numbers_with_units() {
+    let f = figures("starts +3.1 ms later; (100 s), 25 min, 1.05× `9 ms`\n```\n7 ms\n```\nv0.0.83 x 3 files");
+    let want: BTreeSet<String> = ["3.1 ms", "100 s", "25 min", "1.05×"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(f, want);
+}
