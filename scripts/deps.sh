@@ -2,7 +2,7 @@
 # Installs the system tools the test suite drives (idempotent; needs root or sudo for apt).
 set -euo pipefail
 need=()
-for tool in curl python3 setsid truncate ps git chattr go node musl-gcc; do
+for tool in curl python3 setsid truncate ps git chattr go node musl-gcc strace; do
   command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
@@ -18,7 +18,7 @@ $SUDO apt-get update -qq
 # against (proxy/tests/gate.rs); the packages' services are not wanted
 # musl-tools: a dynamically linked musl program under the create preload
 # (runtime/tests/native_create.rs)
-$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs golang-go nginx-light \
+$SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs golang-go nginx-light strace \
   musl-tools >/dev/null
 command -v node >/dev/null 2>&1 || $SUDO apt-get install -y -qq nodejs >/dev/null
 $SUDO systemctl stop nginx 2>/dev/null || true

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::error::LaunchError;
 use crate::fs::tmpdir::TmpDir;
 use crate::launch::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
+use crate::net::Route;
 use crate::process::auditor::Start;
 use crate::process::child::{self, ChildSpec};
 use crate::seccomp;
@@ -134,7 +135,11 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
         net.socks_port = socks;
     }
     // landlock mode routes every connect; namespace mode transparent mode's and Unix ones
-    let route = (!namespaced || net.transparent.is_some() || prepared.filter.unix_listed).then(|| net.route());
+    let route = (!namespaced || net.transparent.is_some() || prepared.filter.unix_listed).then(|| Route {
+        // landlock::build handles TCP in landlock mode; the kernel honours it from ABI 4
+        landlock_tcp: !namespaced && prepared.kernel_abi >= 4,
+        ..net.route()
+    });
     let journal = if prepared.fs_enabled {
         let dir = state_dir.as_deref().unwrap_or(Path::new("/"));
         Some(std::sync::Arc::new(open_journal(&prepared, &tmp.0, pool.as_deref(), dir)?))

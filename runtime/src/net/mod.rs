@@ -17,6 +17,7 @@ pub mod route;
 pub mod shown_addr;
 pub mod sock_diag;
 pub mod socket;
+pub mod sockopt;
 
 pub use proxy::{hints, transparent_wanted, Net, NO_GETFD_HINT, RESOLV_CONF};
 pub use route::{inet_addr, judge, kernel_holds_any_address, Route, UnixRule, Verdict};

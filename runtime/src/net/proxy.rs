@@ -143,6 +143,7 @@ impl Net {
             local: self.local,
             transparent: self.transparent,
             namespaced: self.namespaced,
+            landlock_tcp: false,
         }
     }
 

@@ -17,6 +17,9 @@ pub struct Route {
     pub transparent: Option<[u8; srt_proxy::transparent::KEY_LEN]>,
     /// Namespace mode: the command's loopback is its own, other addresses have no route.
     pub namespaced: bool,
+    /// Landlock mode: Landlock refuses the command's own TCP connects and binds (ABI 4 and
+    /// later; `--allow-weaker` runs without on older kernels).
+    pub landlock_tcp: bool,
 }
 
 /// Where a `connect()` may go, decided from the address the command passed.
@@ -88,13 +91,17 @@ pub fn inet_addr(sa: &[u8]) -> Option<SocketAddr> {
 /// Whether a connect judged [`Verdict::Kernel`] may be left to the kernel (`CONTINUE`),
 /// which reads the address again from the command's memory, changed or not by another
 /// thread: only where no address it could read there reaches more than the judged one.
-/// With `allowUnixSockets` listing paths the command holds Unix sockets whose connects srt
-/// judges by path, and a path-named Unix socket is beyond Landlock's reach on the kernels
-/// srt supports; otherwise a TCP connect is refused by Landlock (landlock mode) or has only
-/// the sandbox's own loopback (namespace mode), UDP sockets exist only in namespace mode,
-/// Unix sockets exist only as connected pairs or under `allowAllUnixSockets`.
+/// That needs both:
+/// - no path-named Unix socket to judge: with `allowUnixSockets` listing paths the command
+///   holds Unix sockets whose connects srt judges by path, beyond Landlock's reach on the
+///   kernels srt supports (otherwise they exist only as connected pairs, or under
+///   `allowAllUnixSockets`, where any is allowed);
+/// - no TCP address to judge: namespace mode's kernel routes reach only the sandbox's own
+///   loopback, and in landlock mode Landlock must refuse the command's TCP connects itself
+///   (not so under `--allow-weaker` on a kernel before 6.7). UDP sockets exist only in
+///   namespace mode.
 pub fn kernel_holds_any_address(route: &Route) -> bool {
-    route.unix != UnixRule::Listed
+    route.unix != UnixRule::Listed && (route.namespaced || route.landlock_tcp)
 }
 
 /// Pure decision on a raw sockaddr (tested without a kernel).
@@ -158,7 +165,15 @@ mod tests {
         crate::net::local_addr::Local { addr: Ipv4Addr::new(127, 9, 8, 7), as_asked: false };
 
     fn route(port: u16, socks_port: u16, transparent: Option<[u8; 16]>, namespaced: bool) -> Route {
-        Route { port, socks_port, unix: UnixRule::None, local: LOCAL, transparent, namespaced }
+        Route {
+            port,
+            socks_port,
+            unix: UnixRule::None,
+            local: LOCAL,
+            transparent,
+            namespaced,
+            landlock_tcp: !namespaced,
+        }
     }
 
     #[test]
@@ -169,6 +184,11 @@ mod tests {
             assert!(kernel_holds_any_address(&Route { unix: UnixRule::All, ..r }));
             assert!(!kernel_holds_any_address(&Route { unix: UnixRule::Listed, ..r }), "a reread could name any path");
         }
+        // --allow-weaker without Landlock's TCP rules: a reread could name any TCP address
+        let weaker = Route { landlock_tcp: false, ..route(4000, 4000, None, false) };
+        assert!(!kernel_holds_any_address(&weaker));
+        assert!(!kernel_holds_any_address(&Route { unix: UnixRule::All, ..weaker }));
+        assert!(kernel_holds_any_address(&Route { landlock_tcp: false, ..route(4000, 4000, None, true) }));
     }
 
     #[test]

@@ -169,7 +169,7 @@ impl Call<'_> {
         // SAFETY: a fresh descriptor nobody else owns.
         let sock = unsafe { OwnedFd::from_raw_fd(raw) };
         if let Some(opts) = self.sup.sockopts.lock().ok().and_then(|m| m.get(&info.ino).cloned()) {
-            for (level, name, value) in opts {
+            for (level, name, value) in opts.into_iter().filter(|(l, n, _)| net::sockopt::replayable(*l, *n)) {
                 // options the supervisor may not set (privileged ones) fail here exactly
                 // as they failed for the command, which ignored or saw that error then
                 // SAFETY: the value buffer is live for the call.
@@ -208,13 +208,13 @@ impl Call<'_> {
         }
     }
 
-    /// setsockopt(fd, level, name, value, len): remembered for [`Self::replace_socket`], then
-    /// done by the kernel as asked.
+    /// setsockopt(fd, level, name, value, len): remembered for [`Self::replace_socket`] where
+    /// its value is plain data ([`net::sockopt::replayable`]), then done by the kernel as asked.
     pub(super) fn setsockopt(&self, fd: i32, level: i32, name: i32, value: u64, len: u64) -> Outcome {
         if let Some(e) = self.refused_option(level, name) {
             return Outcome::Fail(e);
         }
-        if value != 0 && len <= MAX_OPTVAL {
+        if value != 0 && len <= MAX_OPTVAL && net::sockopt::replayable(level, name) {
             if let (Some(info), Ok(bytes)) = (fd_info(self.req.pid, fd), self.t.read_bytes(value, len as usize)) {
                 if let Ok(mut m) = self.sup.sockopts.lock() {
                     if m.len() >= MAX_SOCKETS {

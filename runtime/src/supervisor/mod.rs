@@ -18,7 +18,9 @@
 //! resolves them to descriptors of its own, judges the real location, and acts on those
 //! descriptors. `CONTINUE` is used only for calls the kernel judges by itself under the
 //! command's Landlock domain (opens and name operations the supervisor would not grant),
-//! never for metadata and never for a connect. Whatever it cannot classify is refused.
+//! never for metadata, and for a connect only where no address the kernel could read again
+//! reaches more than the one judged ([`crate::net::kernel_holds_any_address`]). Whatever it
+//! cannot classify is refused.
 //!
 //! One receiver answers notifications inline; a watchdog ([`Watchdog`], ticked by srt's
 //! main thread between signals) adds receivers when calls get stuck (a FIFO waiting for a

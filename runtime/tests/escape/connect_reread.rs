@@ -5,7 +5,9 @@
 //! namespace mode a loopback `AF_INET` connect whose bytes also spell a relative path. The
 //! unlisted host socket must stay quiet whatever the race gives.
 
-use super::harness::{Env, Scenario};
+use serde_json::json;
+
+use super::harness::{tcp_probe, Env, Scenario};
 use super::pod::without_pidfd_getfd;
 use super::unix_sockets::{host_socket, host_socket_at, listed};
 use crate::escapes;
@@ -81,7 +83,86 @@ fn race() -> Scenario {
         .lacks("REACHED")
 }
 
+/// `tcprace OTHER PORT TRIES`: TCP connects to 127.0.0.1:PORT while another thread flips the
+/// family between `AF_INET` and OTHER (`u`: `AF_UNSPEC`, `x`: `AF_UNIX`). At most TRIES
+/// tries or 10 s.
+const TCP_RACE: &str = r#"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+static struct sockaddr_in sa;
+static volatile int stop;
+static int other;
+static void *flip(void *x) {
+  volatile sa_family_t *f = &sa.sin_family;
+  while (!stop) { *f = other; *f = AF_INET; }
+  return x;
+}
+int main(int argc, char **argv) {
+  if (argc != 4) return 2;
+  other = argv[1][0] == 'u' ? AF_UNSPEC : AF_UNIX;
+  sa.sin_family = other;
+  sa.sin_port = htons(atoi(argv[2]));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int n = atoi(argv[3]), reached = 0, i;
+  pthread_t t;
+  pthread_create(&t, 0, flip, 0);
+  time_t end = time(0) + 10;
+  for (i = 0; i < n && time(0) < end; i++) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) { perror("socket"); break; }
+    struct sockaddr_in p; socklen_t l = sizeof p;
+    if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0 && getpeername(s, (struct sockaddr *)&p, &l) == 0) reached++;
+    close(s);
+  }
+  stop = 1;
+  pthread_join(t, 0);
+  printf("%s %c: %d tries, %d connected\n", reached ? "REACHED" : "HELD", argv[1][0], i, reached);
+  return 0;
+}
+"#;
+
+/// Setup: TCP_RACE built in O, a host listener on 127.0.0.1 (its port in O/port).
+fn tcp_race(e: &Env) {
+    e.file(&e.o("tcprace.c"), TCP_RACE);
+    let out = std::process::Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(e.o("tcprace"))
+        .arg(e.o("tcprace.c"))
+        .output()
+        .expect("gcc is installed");
+    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+    e.own(&e.o("tcprace"));
+    tcp_probe(e, "127.0.0.1:0");
+}
+
+/// `--allow-weaker` on a kernel whose Landlock has no TCP rules (before 6.7), made here by
+/// answering srt's three Landlock version queries with 3 (strace's fault injection): srt
+/// then builds its ruleset as it would there, and every connect rests on the supervisor.
+fn without_landlock_tcp(s: Scenario) -> Scenario {
+    s.wrap(
+        r#"strace -f -qq --seccomp-bpf -e trace=landlock_create_ruleset -e inject=landlock_create_ruleset:retval=3:when=1..3 -o /dev/null "$SRT" --allow-weaker "$MODE" -s "$SETTINGS" -c "$CMD""#,
+    )
+}
+
+fn tcp_races() -> Scenario {
+    Scenario::new(r#"p=$(cat "$O/port"); "$O/tcprace" u "$p" 3000"#).setup(tcp_race).prints("HELD u: ").lacks("REACHED")
+}
+
 escapes! {
+    // a disconnect turned into a TCP connect to a host listener, Landlock's TCP rules missing
+    connect_unspec_flipped_to_tcp_without_landlock_tcp => without_landlock_tcp(tcp_races());
+    // the same from AF_UNIX under allowAllUnixSockets
+    connect_unix_flipped_to_tcp_without_landlock_tcp => without_landlock_tcp(
+        Scenario::new(r#"p=$(cat "$O/port"); "$O/tcprace" x "$p" 3000"#)
+            .with("network.allowAllUnixSockets", json!(true))
+            .setup(tcp_race).prints("HELD x: ").lacks("REACHED"));
+
     // a disconnect or loopback connect turned into a Unix path while the kernel reads it again
     connect_family_flipped_to_unix => race();
     connect_family_flipped_to_unix_pod => without_pidfd_getfd(race());
