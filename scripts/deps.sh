@@ -18,6 +18,8 @@ $SUDO apt-get update -qq
 # against (proxy/tests/gate.rs); the packages' services are not wanted
 # musl-tools: a dynamically linked musl program under the create preload
 # (runtime/tests/native_create.rs)
+# strace: its fault injection stands in for a kernel without Landlock TCP rules
+# (runtime/tests/escape/connect_reread.rs)
 $SUDO apt-get install -y -qq curl python3 util-linux coreutils procps git e2fsprogs golang-go nginx-light strace \
   musl-tools >/dev/null
 command -v node >/dev/null 2>&1 || $SUDO apt-get install -y -qq nodejs >/dev/null

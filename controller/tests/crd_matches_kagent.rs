@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! srt-controller's SandboxAgent CRD against kagent v0.9.12's (the upstream file, in
 //! tests/fixtures/upstream/): a structural diff of the whole CRD, descriptions aside, where
-//! every difference must be one the README lists with its reason. A field kagent's API
+//! every difference must be one docs/kubernetes.md lists with its reason. A field kagent's API
 //! server would prune and ours keeps (or the other way round), a missing list type,
 //! default, bound or CEL rule, fails here.
 
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Differences the README's "Living beside kagent" lists, by path, with the reason there.
+/// Differences docs/kubernetes.md's "Living beside kagent" lists, by path, with the reason there.
 const LISTED: &[&str] = &[
     // ours is not written by controller-gen, so it carries no controller-gen version
     "/metadata/annotations",
@@ -61,20 +61,23 @@ fn our_crd_is_kagents_but_for_the_listed_differences() {
     let found = differences();
     let unlisted: Vec<&String> =
         found.iter().filter(|d| !LISTED.iter().any(|l| d.starts_with(&format!("{l}:")))).collect();
-    assert!(unlisted.is_empty(), "differences from kagent v0.9.12's CRD the README does not list:\n{unlisted:#?}");
+    assert!(
+        unlisted.is_empty(),
+        "differences from kagent v0.9.12's CRD docs/kubernetes.md does not list:\n{unlisted:#?}"
+    );
     for listed in LISTED {
         assert!(
             found.iter().any(|d| d.starts_with(&format!("{listed}:"))),
-            "{listed} is listed as a difference but is none any more; remove it here and in the README"
+            "{listed} is listed as a difference but is none any more; remove it here and in docs/kubernetes.md"
         );
     }
 }
 
 #[test]
-fn the_readme_lists_each_difference_with_its_reason() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+fn the_kubernetes_doc_lists_each_difference_with_its_reason() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/kubernetes.md")).unwrap();
     for listed in LISTED {
-        assert!(readme.contains(&format!("`{listed}`")), "README does not list `{listed}`");
+        assert!(doc.contains(&format!("`{listed}`")), "docs/kubernetes.md does not list `{listed}`");
     }
 }
 

@@ -172,10 +172,10 @@ fn figures(text: &str) -> BTreeSet<String> {
         let plain: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
         let words: Vec<&str> = plain.split_whitespace().collect();
         for (i, w) in words.iter().enumerate() {
-            let w = w.trim_start_matches(['(', '+', '~']).trim_end_matches([',', ';', ')', '.', ':']);
+            let w = w.trim_start_matches(['(', '+', '~', '*']).trim_end_matches([',', ';', ')', '.', ':', '*']);
             let (num, unit) = match w.strip_suffix('×') {
                 Some(n) => (n, "×"),
-                None => match words.get(i + 1).map(|u| u.trim_end_matches([',', ';', ')', '.', ':'])) {
+                None => match words.get(i + 1).map(|u| u.trim_end_matches([',', ';', ')', '.', ':', '*'])) {
                     Some(u @ ("ms" | "s" | "min")) => (w, u),
                     _ => continue,
                 },
@@ -204,7 +204,7 @@ fn every_figure_the_readme_states_is_in_a_performance_table() {
 
 #[test]
 fn figures_are_numbers_with_units() {
-    let f = figures("starts +3.1 ms later; (100 s), 25 min, 1.05× `9 ms`\n```\n7 ms\n```\nv0.0.83 x 3 files");
+    let f = figures("starts **+3.1 ms** later; (100 s), 25 min, 1.05× `9 ms`\n```\n7 ms\n```\nv0.0.83 x 3 files");
     let want: BTreeSet<String> = ["3.1 ms", "100 s", "25 min", "1.05×"].iter().map(|s| s.to_string()).collect();
     assert_eq!(f, want);
 }

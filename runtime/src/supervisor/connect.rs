@@ -49,12 +49,12 @@ impl Call<'_> {
                 if net::kernel_holds_any_address(&route) {
                     return Outcome::Continue;
                 }
-                return self.connect_as_judged(sockfd, &sa);
+                return self.connect_as_judged(&route, sockfd, &sa);
             }
             Verdict::Proxy { v6, port } => (v6, port),
             Verdict::Transparent { v6, dest } => return self.transparent(&route, sockfd, v6, dest),
             Verdict::Local { v6, dest } => return self.connect_local(&route, sockfd, v6, dest),
-            Verdict::Unix => return self.connect_unix(&route, sockfd, &sa),
+            Verdict::Unix => return self.connect_unix(&route, sockfd, &sa, true),
         };
         match net::take_socket(self.req.pid, sockfd) {
             Ok(sock) => {
@@ -76,7 +76,12 @@ impl Call<'_> {
     /// turned it into the path of a Unix socket allowUnixSockets does not list. The supervisor connects the
     /// command's socket itself, with the bytes it read. Where it cannot take the socket (no
     /// `pidfd_getfd`, in pods) the call is refused: nothing else would be safe.
-    fn connect_as_judged(&self, sockfd: i32, sa: &[u8]) -> Outcome {
+    fn connect_as_judged(&self, route: &net::Route, sockfd: i32, sa: &[u8]) -> Outcome {
+        // a Unix path is the command's to resolve (its working directory, its root)
+        let family = i32::from(u16::from_ne_bytes([sa[0], sa[1]]));
+        if family == libc::AF_UNIX && sa.get(2).is_some_and(|&b| b != 0) {
+            return self.connect_unix(route, sockfd, sa, false);
+        }
         match net::take_socket(self.req.pid, sockfd) {
             Ok(sock) => {
                 if !self.valid() {

@@ -40,9 +40,11 @@ impl Call<'_> {
                 None => return Outcome::Fail(libc::EINVAL),
             },
             // Landlock judges a Unix bind (and refuses every TCP bind, whatever the command
-            // puts in the address meanwhile); with only some Unix sockets allowed, the
-            // command serves none (a bind could become an abstract name the host reaches)
-            libc::AF_UNIX if route.unix == UnixRule::All => return Outcome::Continue,
+            // puts in the address meanwhile, where it has TCP rules: not so under
+            // --allow-weaker before Linux 6.7, where the command serves on no Unix socket);
+            // with only some Unix sockets allowed, the command serves none (a bind could
+            // become an abstract name the host reaches)
+            libc::AF_UNIX if route.unix == UnixRule::All && route.landlock_tcp => return Outcome::Continue,
             libc::AF_UNIX => return Outcome::Fail(libc::EACCES),
             _ => return Outcome::Fail(libc::EAFNOSUPPORT),
         };

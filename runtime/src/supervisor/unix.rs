@@ -23,7 +23,10 @@ use super::{Call, Outcome};
 use crate::net::{self, Route};
 
 impl Call<'_> {
-    pub(super) fn connect_unix(&self, route: &Route, sockfd: i32, sa: &[u8]) -> Outcome {
+    /// `listed_only`: the socket reached must be one `allowUnixSockets` lists; without, any
+    /// (`allowAllUnixSockets` where srt makes the connect itself: the path is still resolved
+    /// as the command would, from its working directory, not srt's).
+    pub(super) fn connect_unix(&self, route: &Route, sockfd: i32, sa: &[u8], listed_only: bool) -> Outcome {
         // sockaddr_un: the family, then sun_path, not necessarily NUL-terminated
         let max = std::mem::size_of::<libc::sockaddr_un>();
         let Some(path) = sa.get(2..).filter(|p| !p.is_empty() && sa.len() <= max) else {
@@ -46,11 +49,13 @@ impl Call<'_> {
             return Outcome::Fail(libc::ECONNREFUSED);
         }
         let p = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
-        if !self.listed(&st, &target) {
-            self.note(p, "not in allowUnixSockets");
-            return Outcome::Fail(libc::EACCES);
+        if listed_only {
+            if !self.listed(&st, &target) {
+                self.note(p, "not in allowUnixSockets");
+                return Outcome::Fail(libc::EACCES);
+            }
+            self.note(p, "allowUnixSockets");
         }
-        self.note(p, "allowUnixSockets");
         let Some(via) = sockets::unix_addr(sys::proc_self(target.as_fd()).as_bytes()) else {
             return Outcome::Fail(libc::ENAMETOOLONG);
         };

@@ -150,11 +150,84 @@ fn without_landlock_tcp(s: Scenario) -> Scenario {
     )
 }
 
+/// `bindrace TRIES`: binds TCP sockets while another thread flips the address between
+/// `AF_UNIX` (left to the kernel under `allowAllUnixSockets` where Landlock refuses TCP
+/// binds) and `AF_INET 0.0.0.0:0`; a bind that lands on the host's wildcard address (read
+/// on descriptor 0, which srt leaves to the kernel) is an escape. At most TRIES or 10 s.
+const BIND_RACE: &str = r#"
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+static struct sockaddr_in sa;
+static volatile int stop;
+static void *flip(void *x) {
+  volatile sa_family_t *f = &sa.sin_family;
+  while (!stop) { *f = AF_UNIX; *f = AF_INET; }
+  return x;
+}
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  sa.sin_family = AF_UNIX;
+  int n = atoi(argv[1]), wild = 0, i;
+  pthread_t t;
+  pthread_create(&t, 0, flip, 0);
+  time_t end = time(0) + 10;
+  for (i = 0; i < n && time(0) < end; i++) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) { perror("socket"); break; }
+    if (bind(s, (struct sockaddr *)&sa, sizeof sa) == 0) {
+      struct sockaddr_in r = {0}; socklen_t l = sizeof r;
+      dup2(s, 0);
+      if (getsockname(0, (struct sockaddr *)&r, &l) == 0 && r.sin_addr.s_addr == htonl(INADDR_ANY)) wild++;
+    }
+    close(s);
+  }
+  stop = 1;
+  pthread_join(t, 0);
+  printf("%s bind: %d tries, %d on the host's wildcard address\n", wild ? "REACHED" : "HELD", i, wild);
+  return 0;
+}
+"#;
+
+fn bind_race() -> Scenario {
+    // namespace mode leaves binds to the kernel: its wildcard address is the sandbox's own
+    // (MODE, the harness's, reaches the command through the wrapper and srt)
+    Scenario::new(r#"case "$MODE" in *namespace) echo "HELD bind: the sandbox's own wildcard";; *) "$O/bindrace" 3000 < /dev/null;; esac"#)
+        .with("network.allowAllUnixSockets", json!(true))
+        .setup(|e| {
+            e.file(&e.o("bindrace.c"), BIND_RACE);
+            let out = std::process::Command::new("gcc")
+                .args(["-O1", "-pthread", "-o"])
+                .arg(e.o("bindrace"))
+                .arg(e.o("bindrace.c"))
+                .output()
+                .expect("gcc is installed");
+            assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+            e.own(&e.o("bindrace"));
+        })
+        .prints("HELD bind: ")
+        .lacks("REACHED")
+}
+
 fn tcp_races() -> Scenario {
     Scenario::new(r#"p=$(cat "$O/port"); "$O/tcprace" u "$p" 3000"#).setup(tcp_race).prints("HELD u: ").lacks("REACHED")
 }
 
 escapes! {
+    // a Unix bind turned into a TCP bind on the host's wildcard address, Landlock's TCP rules
+    // missing (and, the control, present)
+    bind_family_flipped_to_tcp_without_landlock_tcp => without_landlock_tcp(bind_race());
+    // the supervisor makes the connect: a relative path is still the command's (its cwd)
+    relative_unix_path_without_landlock_tcp => without_landlock_tcp(
+        Scenario::new(r#"cd "$O" && python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect("rel.sock"); print("got", s.recv(100).decode().strip())'"#)
+            .with("network.allowAllUnixSockets", json!(true))
+            .setup(|e| host_socket(e, "rel.sock", true))
+            .prints("got HELLO-rel.sock"));
+    bind_family_flipped_to_tcp => bind_race().wrap(r#""$SRT" "$MODE" -s "$SETTINGS" -c "$CMD""#);
     // a disconnect turned into a TCP connect to a host listener, Landlock's TCP rules missing
     connect_unspec_flipped_to_tcp_without_landlock_tcp => without_landlock_tcp(tcp_races());
     // the same from AF_UNIX under allowAllUnixSockets
