@@ -71,6 +71,17 @@ pub fn take_own() -> Given {
     })
 }
 
+/// Raises srt's soft limits again after [`Given::restore`] in srt itself (a restart that
+/// failed).
+pub fn raise_again() {
+    for (res, r) in given().limits {
+        let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
+        // SAFETY: setrlimit from a local; raising the soft limit to the hard one needs no
+        // privilege.
+        unsafe { libc::setrlimit(res, &raised) };
+    }
+}
+
 /// What srt was given (its current limits when [`take_own`] was never called).
 pub fn given() -> Given {
     GIVEN.get().copied().unwrap_or_else(current)

@@ -15,6 +15,9 @@ static ALLOCATOR: srt_runtime::arena::Arena = srt_runtime::arena::Arena::new();
 /// NUL-terminated strings that live as long as the process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // before any other frame: a small RLIMIT_STACK meant for the command (with the kernel's
+    // random offset of the stack's top taking up to 8 KiB of it) must not stop srt itself
+    srt_runtime::limits::take_own();
     // The arguments are taken from here rather than `std::env::args_os()`, which is empty
     // without std's start-up on musl (glibc hands them to std separately; musl does not).
     let args = (0..usize::try_from(argc).unwrap_or(0))

@@ -70,8 +70,13 @@ fn restart(args: &[OsString], value: &OsStr) -> std::io::Error {
     argv_p.push(std::ptr::null());
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
     envp_p.push(std::ptr::null());
+    // srt raised its own soft limits first thing (main.rs): the restarted srt must find, and
+    // pass on to the command, those it was given
+    crate::limits::given().restore();
     // SAFETY: NUL-terminated path, and NULL-terminated arrays of pointers into `argv` and
     // `envp`, which outlive the call.
     unsafe { libc::execve(c"/proc/self/exe".as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
-    std::io::Error::last_os_error()
+    let e = std::io::Error::last_os_error();
+    crate::limits::raise_again();
+    e
 }
