@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cat >&2 <<'EOF'
-scripts/test.sh: the whole suite; about 25 minutes on a 2-core machine the first time.
+scripts/test.sh: the whole suite; about 20 minutes on a 2-core machine the first time.
   As root it installs with apt what is missing: curl python3 git e2fsprogs procps golang-go
   nginx-light musl-tools nodejs strace (servers and clients the tests drive), podman runc mmdebstrap
   python3-yaml (the container suite), chromium python3-venv (the real-projects corpus), and
