@@ -120,17 +120,7 @@ int main(void) {
 
 fn own_table() -> Scenario {
     Scenario::new(r#""$O/own-table""#)
-        .setup(|e| {
-            e.file(&e.o("own-table.c"), OWN_TABLE);
-            let out = std::process::Command::new("gcc")
-                .arg("-o")
-                .arg(e.o("own-table"))
-                .arg(e.o("own-table.c"))
-                .output()
-                .expect("gcc is installed");
-            assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-            e.own(&e.o("own-table"));
-        })
+        .setup(|e| e.build_c("own-table", OWN_TABLE))
         .prints("thread: bind 0 listen 0 port ")
         .prints("leader: port 0")
         .lacks("thread: bind 0 listen 0 port 0")

@@ -36,6 +36,7 @@ static void *flip(void *x) {
 int main(int argc, char **argv) {
   if (argc != 4) return 2;
   other = argv[1][0] == 'u' ? AF_UNSPEC : AF_INET;
+  sa.sun_family = AF_UNIX;
   if (other == AF_UNSPEC) snprintf(sa.sun_path, sizeof sa.sun_path, "%s/b.sock", argv[2]);
   else { memcpy(sa.sun_path, "AB\x7f\x01\x01\x01", 6); if (chdir(argv[2])) { perror("chdir"); return 2; } }
   int n = atoi(argv[3]), reached = 0, i;
@@ -61,15 +62,7 @@ int main(int argc, char **argv) {
 /// Setup: FAMILY_RACE built in O; the listed O/a.sock, the unlisted O/b.sock and the
 /// unlisted O/`AB\x7f\x01\x01\x01`.
 fn family_race(e: &Env) {
-    e.file(&e.o("race.c"), FAMILY_RACE);
-    let out = std::process::Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(e.o("race"))
-        .arg(e.o("race.c"))
-        .output()
-        .expect("gcc is installed");
-    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-    e.own(&e.o("race"));
+    e.build_c("race", FAMILY_RACE);
     host_socket(e, "a.sock", true);
     host_socket(e, "b.sock", false);
     host_socket_at(e, &e.o("AB\u{7f}\u{1}\u{1}\u{1}"), "inet-spelled", false);
@@ -129,15 +122,7 @@ int main(int argc, char **argv) {
 
 /// Setup: TCP_RACE built in O, a host listener on 127.0.0.1 (its port in O/port).
 fn tcp_race(e: &Env) {
-    e.file(&e.o("tcprace.c"), TCP_RACE);
-    let out = std::process::Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(e.o("tcprace"))
-        .arg(e.o("tcprace.c"))
-        .output()
-        .expect("gcc is installed");
-    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-    e.own(&e.o("tcprace"));
+    e.build_c("tcprace", TCP_RACE);
     tcp_probe(e, "127.0.0.1:0");
 }
 
@@ -198,17 +183,7 @@ fn bind_race() -> Scenario {
     // (MODE, the harness's, reaches the command through the wrapper and srt)
     Scenario::new(r#"case "$MODE" in *namespace) echo "HELD bind: the sandbox's own wildcard";; *) "$O/bindrace" 3000 < /dev/null;; esac"#)
         .with("network.allowAllUnixSockets", json!(true))
-        .setup(|e| {
-            e.file(&e.o("bindrace.c"), BIND_RACE);
-            let out = std::process::Command::new("gcc")
-                .args(["-O1", "-pthread", "-o"])
-                .arg(e.o("bindrace"))
-                .arg(e.o("bindrace.c"))
-                .output()
-                .expect("gcc is installed");
-            assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-            e.own(&e.o("bindrace"));
-        })
+        .setup(|e| e.build_c("bindrace", BIND_RACE))
         .prints("HELD bind: ")
         .lacks("REACHED")
 }

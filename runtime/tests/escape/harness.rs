@@ -59,6 +59,20 @@ impl Env {
             chown(p, Some(uid), Some(uid)).unwrap();
         }
     }
+    /// Builds the C program `source` as O/`name` (gcc, `-O1 -pthread`), owned by the
+    /// scenario's user.
+    pub fn build_c(&self, name: &str, source: &str) {
+        let c = self.o(&format!("{name}.c"));
+        self.file(&c, source);
+        let out = std::process::Command::new("gcc")
+            .args(["-O1", "-pthread", "-o"])
+            .arg(self.o(name))
+            .arg(&c)
+            .output()
+            .expect("gcc is installed (scripts/deps.sh)");
+        assert!(out.status.success(), "gcc {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+        self.own(&self.o(name));
+    }
     /// Gives `p` and everything beneath it to the scenario's user, symlinks themselves
     /// rather than their targets.
     pub fn own_tree(&self, p: &Path) {

@@ -63,15 +63,7 @@ int main(void) {
 
 /// Setup: SWAP_RACE built in O, and `D` in W (a directory with a rule since launch).
 fn swap_race(e: &Env) {
-    e.file(&e.o("race.c"), SWAP_RACE);
-    let out = std::process::Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(e.o("race"))
-        .arg(e.o("race.c"))
-        .output()
-        .expect("gcc is installed");
-    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-    e.own(&e.o("race"));
+    e.build_c("race", SWAP_RACE);
     e.dir(&e.w("D"));
 }
 

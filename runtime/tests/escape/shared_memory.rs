@@ -184,15 +184,7 @@ int main(int argc, char **argv) {
 
 /// Setup: LINK_RACE built in O (gcc, as the test runs).
 fn link_race(e: &Env) {
-    e.file(&e.o("race.c"), LINK_RACE);
-    let out = std::process::Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(e.o("race"))
-        .arg(e.o("race.c"))
-        .output()
-        .expect("gcc is installed");
-    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
-    e.own(&e.o("race"));
+    e.build_c("race", LINK_RACE);
 }
 
 /// This scenario's prefix for names in /dev/shm: its root directory's name.
