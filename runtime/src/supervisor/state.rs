@@ -79,8 +79,12 @@ pub(super) struct AskedTable {
 }
 
 impl AskedTable {
+    /// A disconnect (rare): its place in the order goes too, so that a later note of the
+    /// same inode is not evicted early by the stale one.
     pub(super) fn forget(&mut self, ino: u64) {
-        self.by_ino.remove(&ino);
+        if self.by_ino.remove(&ino).is_some() {
+            self.order.retain(|&i| i != ino);
+        }
     }
 
     pub(super) fn note(&mut self, ino: u64, known: Known) {
@@ -152,5 +156,6 @@ mod tests {
         assert_eq!(t.order.len(), MAX_ASKED, "a socket noted again is not counted twice");
         t.forget(10);
         assert_eq!(t.get(10), None);
+        assert_eq!(t.order.len(), MAX_ASKED - 1, "a forgotten socket leaves the order too");
     }
 }
