@@ -17,7 +17,9 @@
 //! - each directory moved, with everything in it (it may have been prepared elsewhere),
 //!   and each directory handed out from the pool, with everything in it (below it the
 //!   kernel makes directories too, so the journal names none of them);
-//! - each link or special file made: one inside a git directory is moved aside;
+//! - each link or special file made: one inside a git directory is moved aside, and so is
+//!   a symlink that now leads where the command could not write (moved directories' links
+//!   too);
 //! - the git directories the rules guarded, for what changed in them;
 //! - the targets of `.git` files and symlinks made during the run.
 //!
@@ -52,6 +54,9 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
     // below the pool's directories the kernel made the directories, unjudged by the
     // supervisor, which refuses these names wherever they are made
     c.a.refuse_made_dirs(crate::fs::protected_names::project_dir_name);
+    // a link leads somewhere new when it or a directory on its way moves: each one made,
+    // and each one in a directory moved, is judged again where it stands now
+    c.a.judge_links(h.link_policy());
     for g in &h.guarded {
         c.git_dir_at(g);
     }
@@ -201,6 +206,9 @@ impl Check<'_> {
         }
         if name == OsStr::new(".git") {
             self.a.note_gitfile(o.fd(), parent);
+            return;
+        }
+        if kind == libc::S_IFLNK && self.a.link_refused(o.fd(), parent, &c) {
             return;
         }
         if crate::git::shape::inside_git_dir(&self.h.guarded, p) {

@@ -45,6 +45,32 @@ pub struct Header {
     pub allow_git_config: bool,
     /// The run's private TMPDIR (removed after the run; skipped by the check).
     pub tmpdir: PathBuf,
+    /// Write-denied paths inside the writable trees, and the home rules' `$HOME` with the
+    /// `allowWrite` entries below it: what [`Header::link_policy`] judges links made during
+    /// the run by.
+    pub denied: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+    pub home_allow: Vec<String>,
+}
+
+impl Header {
+    /// The part of the run's policy the check judges links by
+    /// ([`crate::fs::name_rules::symlink_to`]): its writable trees, the write-denied paths in
+    /// them, its git directories and the home rules (without the user's `denyWrite` below
+    /// `$HOME`, which `denied` carries, and without XDG bases moved elsewhere).
+    pub fn link_policy(&self) -> crate::fs::policy::FsPolicy {
+        crate::fs::policy::FsPolicy {
+            write: self.roots.clone(),
+            deny_write: self.denied.clone(),
+            git_dirs: self.guarded.clone(),
+            home: self.home.as_ref().map(|home| crate::fs::policy::HomePolicy {
+                home: home.clone(),
+                allow: self.home_allow.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
 }
 
 /// One thing the command made that the check must look at.
@@ -71,6 +97,9 @@ const TAG_GUARDED: u8 = b'U';
 const TAG_POOL: u8 = b'P';
 const TAG_ALLOW_GIT_CONFIG: u8 = b'G';
 const TAG_TMPDIR: u8 = b'M';
+const TAG_DENIED: u8 = b'X';
+const TAG_HOME: u8 = b'E';
+const TAG_HOME_ALLOW: u8 = b'A';
 const TAG_DIR: u8 = b'D';
 const TAG_MOVED: u8 = b'V';
 const TAG_SPECIAL: u8 = b'L';
@@ -115,6 +144,15 @@ fn encode_header(h: &Header) -> Vec<u8> {
     }
     out.extend(record(TAG_ALLOW_GIT_CONFIG, if h.allow_git_config { b"1" } else { b"0" }));
     out.extend(record(TAG_TMPDIR, h.tmpdir.as_os_str().as_bytes()));
+    for d in &h.denied {
+        out.extend(record(TAG_DENIED, d.as_os_str().as_bytes()));
+    }
+    if let Some(home) = &h.home {
+        out.extend(record(TAG_HOME, home.as_os_str().as_bytes()));
+    }
+    for a in &h.home_allow {
+        out.extend(record(TAG_HOME_ALLOW, a.as_bytes()));
+    }
     out
 }
 
@@ -286,6 +324,9 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
         pools: Vec::new(),
         allow_git_config: false,
         tmpdir: PathBuf::new(),
+        denied: Vec::new(),
+        home: None,
+        home_allow: Vec::new(),
     };
     let mut since = false;
     let mut entries = Vec::new();
@@ -301,6 +342,9 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
             TAG_GUARDED => h.guarded.push(p()),
             TAG_POOL => h.pools.push(p()),
             TAG_TMPDIR => h.tmpdir = p(),
+            TAG_DENIED => h.denied.push(p()),
+            TAG_HOME => h.home = Some(p()),
+            TAG_HOME_ALLOW => h.home_allow.push(String::from_utf8_lossy(payload).into_owned()),
             TAG_ALLOW_GIT_CONFIG => h.allow_git_config = payload == b"1",
             TAG_SINCE => {
                 let s = std::str::from_utf8(payload).map_err(|_| bad("bad start stamp"))?;

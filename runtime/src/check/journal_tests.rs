@@ -9,6 +9,9 @@ fn header(dir: &Path) -> Header {
         pools: vec![dir.join("w/.srt-1-ab")],
         allow_git_config: true,
         tmpdir: PathBuf::from("/tmp/srt-1-abc"),
+        denied: vec![dir.join("w/.bashrc")],
+        home: Some(dir.join("w")),
+        home_allow: vec![".npm".into()],
     }
 }
 

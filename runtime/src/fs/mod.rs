@@ -19,6 +19,7 @@ pub mod landlock_plan;
 pub mod mandatory;
 pub mod mount_aliases;
 pub mod mounts;
+pub mod link_target;
 pub mod name_rules;
 pub mod policy;
 pub mod pool;

@@ -150,6 +150,25 @@ pub fn link(pol: &FsPolicy, src: &Path, dst: &Path) -> Verdict {
     create(pol, dst, Kind::Link)
 }
 
+/// A symlink put at a name (made, renamed or linked there) that leads to `dest`: judged as a
+/// write to `dest`, since a host program that later writes through the name (a shell's
+/// history, a build's output, git's logs) writes there with the host user's rights. Refused
+/// where the command may not write `dest`, or, for a directory, where something protected
+/// lies below it (a build writing `out/.bashrc` through `out -> ~`), unless the host user
+/// could not write `dest` either (`.venv/bin/python -> /usr/bin/python3` for a user who is
+/// not root): then writing through the link fails for everyone.
+pub fn symlink_to(pol: &FsPolicy, dest: &Path, dest_is_dir: bool, host_writes: bool) -> Verdict {
+    // a directory's own mode says nothing about the names below it (`/` is not writable for
+    // a user, `/home/u/.bashrc` is): only one whose whole tree the command may write is safe
+    if dest_is_dir && (!pol.can_write(dest) || pol.guards_below(dest)) {
+        return Verdict::Refuse("a symlink to a directory the command may not write (or with protected paths below)");
+    }
+    if !pol.can_write(dest) && host_writes {
+        return Verdict::Refuse("a symlink to a path the command may not write (a write through it would land there)");
+    }
+    Verdict::Allow
+}
+
 /// A name (or tree) that is not readable must not become readable by moving or linking it.
 fn read_gain(pol: &FsPolicy, src: &Path, dst: &Path) -> Option<&'static str> {
     if !pol.can_read(src) && pol.can_read(dst) {
@@ -273,6 +292,28 @@ mod tests {
         for k in [Kind::Dir, Kind::File, Kind::Symlink] {
             assert!(matches!(rename(&below, &p("/w/p"), MINE, k, &p("/w/keys"), NEW), Verdict::Refuse(_)), "{k:?}");
         }
+    }
+
+    /// Round 7's M2: a link is a write to its target. `ln -s .bashrc ~/.bash_history` made
+    /// the next interactive bash append every command to `.bashrc`.
+    #[test]
+    fn links_are_judged_as_writes_to_their_target() {
+        let mut pol = pol();
+        pol.deny_write.push(p("/w/keep/.git/config"));
+        let to = |d: &str, dir: bool, host: bool| symlink_to(&pol, &p(d), dir, host);
+        assert_eq!(to("/w/notes.txt", false, true), Verdict::Allow, "inside the writable tree");
+        assert_eq!(to("/w/sub", true, true), Verdict::Allow, "a directory whose whole tree is writable");
+        assert_eq!(to("/tmp/t/missing", false, true), Verdict::Allow);
+        for protected in ["/w/.bashrc", "/w/.git/config", "/w/.git/hooks/pre-commit", "/w/.claude/commands/x"] {
+            assert!(matches!(to(protected, false, true), Verdict::Refuse(_)), "{protected}");
+        }
+        assert!(matches!(to("/home/u/.bashrc", false, true), Verdict::Refuse(_)), "outside every writable tree");
+        assert_eq!(to("/usr/bin/python3", false, false), Verdict::Allow, "the host user cannot write it either");
+        assert!(matches!(to("/usr/bin/python3", false, true), Verdict::Refuse(_)), "a host user who can (root)");
+        for dir in ["/", "/home/u", "/w/.git", "/w/.claude", "/w/keep"] {
+            assert!(matches!(to(dir, true, false), Verdict::Refuse(_)), "{dir}: names below it are writable");
+        }
+        assert!(matches!(to("/w", true, true), Verdict::Refuse(_)), "protected paths lie below the tree's top");
     }
 
     /// Round 8's H2: a symlink made at a missing allowWrite root (or on the way to one) sent

@@ -92,6 +92,9 @@ pub(crate) struct Auditor {
     made_dirs_refused: Option<fn(&OsStr) -> bool>,
     /// Entries a walk reads before it stops ([`MAX_ENTRIES`]; smaller in unit tests).
     max_entries: usize,
+    /// The check after a run: the policy symlinks a walk meets are judged by
+    /// ([`Auditor::judge_links`]).
+    links: Option<crate::fs::policy::FsPolicy>,
 }
 
 /// A directory waiting to be read, and the mode to give it back when srt had to open it up.
@@ -113,6 +116,7 @@ impl Auditor {
             report: Report::default(),
             made_dirs_refused: None,
             max_entries: MAX_ENTRIES,
+            links: None,
         }
     }
 
@@ -199,6 +203,7 @@ impl Auditor {
                 Some(k) => Some(k),
                 None => match lstat_at(dir.fd.as_fd(), &name) {
                     Ok(Some(st)) if is_dir(&st) => Some(Type::Directory),
+                    Ok(Some(st)) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Some(Type::Symlink),
                     _ => None,
                 },
             };
@@ -207,6 +212,9 @@ impl Auditor {
             }
             if b == b".git" && kind != Some(Type::Directory) {
                 self.note_gitfile(dir.fd.as_fd(), &dir.path);
+            }
+            if kind == Some(Type::Symlink) && self.link_refused(dir.fd.as_fd(), &dir.path, &name) {
+                continue;
             }
             if kind == Some(Type::Directory) && self.made_and_refused(dir.fd.as_fd(), &name) {
                 let why =
@@ -481,6 +489,8 @@ impl Auditor {
     }
 }
 
+#[path = "audit_links.rs"]
+mod links;
 #[path = "quarantine.rs"]
 mod quarantine;
 

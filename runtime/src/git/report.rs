@@ -56,7 +56,7 @@ pub struct Report {
 pub fn tell(report: &Report) {
     for q in &report.quarantined {
         crate::warn!(
-            "moved {} aside to {}: a later host program there would have run what the command planted ({})",
+            "moved {} aside to {}: a later host program there would have run, or written through, what the command planted ({})",
             q.path.display(),
             q.moved_to.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
             q.why

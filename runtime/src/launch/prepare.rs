@@ -206,6 +206,9 @@ pub(crate) fn open_journal(
         pools: pool.map(|p| p.parent.clone()).into_iter().collect(),
         allow_git_config: policy.allow_git_config,
         tmpdir: tmp.to_path_buf(),
+        denied: policy.deny_write.iter().filter(|d| policy.in_write_tree(d)).cloned().collect(),
+        home: policy.home.as_ref().map(|h| h.home.clone()),
+        home_allow: policy.home.as_ref().map(|h| h.allow.clone()).unwrap_or_default(),
     };
     crate::check::journal::Journal::create(state_dir, &header)
         .map_err(|source| LaunchError::Journal { path: state_dir.to_path_buf(), source })

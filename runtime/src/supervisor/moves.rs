@@ -64,6 +64,7 @@ impl Call<'_> {
             self.check_single_name(&st)?;
             if kind_of(&st) == Kind::Symlink {
                 self.no_project_dir(&dst)?;
+                self.moved_link_leads_where_writable(&src.parent, &src.name, &dst)?;
             }
             match sys::lstat_at(dst.parent.as_fd(), &dst.name) {
                 Ok(_) => return Err(fail(libc::EEXIST)),
@@ -142,13 +143,20 @@ impl Call<'_> {
                 Verdict::Refuse(r) => return Ok(self.refuse(&dst, r)),
                 Verdict::InstallGitConfig => return self.install_git_config(&src, &s, &dst),
             }
-            // both sides of an exchange get a new name
+            // both sides of an exchange get a new name; a link's relative contents may lead
+            // elsewhere from there
             if matches!(kind_of(&s), Kind::Dir | Kind::Symlink) {
                 self.no_project_dir(&dst)?;
+            }
+            if kind_of(&s) == Kind::Symlink {
+                self.moved_link_leads_where_writable(&src.parent, &src.name, &dst)?;
             }
             let exchange = flags & libc::RENAME_EXCHANGE != 0;
             if exchange && d.as_ref().is_some_and(|d| matches!(kind_of(d), Kind::Dir | Kind::Symlink)) {
                 self.no_project_dir(&src)?;
+            }
+            if exchange && d.as_ref().is_some_and(|d| kind_of(d) == Kind::Symlink) {
+                self.moved_link_leads_where_writable(&dst.parent, &dst.name, &src)?;
             }
             // every supervised rename's destination goes to the journal, whatever the kind
             // seen here: another thread may swap a directory or link in before the rename

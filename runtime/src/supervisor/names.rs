@@ -180,6 +180,27 @@ impl Call<'_> {
         Ok(true)
     }
 
+    /// A symlink with the contents `text` about to stand at `t` is a write to where it
+    /// leads ([`name_rules::symlink_to`]): made, renamed or linked there alike.
+    pub(super) fn link_leads_where_writable(&self, t: &Target, text: &[u8]) -> Step<()> {
+        let dir = t.path.parent().unwrap_or(std::path::Path::new("/"));
+        let d = crate::fs::link_target::destination(dir, std::ffi::OsStr::from_bytes(text));
+        match name_rules::symlink_to(&self.sup.policy, &d.path, d.is_dir, d.host_writes) {
+            Verdict::Refuse(r) => {
+                tracing::debug!(link = %t.path.display(), to = %d.path.display(), "{r}");
+                Err(self.refuse(t, r))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Call::link_leads_where_writable`] for the symlink `name` in `dir` given the new
+    /// name `at` (a rename or a hard link of the link itself).
+    pub(super) fn moved_link_leads_where_writable(&self, dir: &OwnedFd, name: &CStr, at: &Target) -> Step<()> {
+        let text = sys::readlink_at(dir.as_fd(), name).map_err(fail)?;
+        self.link_leads_where_writable(at, &text)
+    }
+
     /// Runs a name rule; the target must not exist yet.
     pub(super) fn creating(&self, t: &Target, kind: Kind) -> Step<()> {
         match sys::lstat_at(t.parent.as_fd(), &t.name) {
@@ -262,6 +283,7 @@ impl Call<'_> {
             self.creating(&t, Kind::Symlink)?;
             self.no_project_dir(&t)?;
             self.outside_git_dirs(&t)?;
+            self.link_leads_where_writable(&t, target.to_bytes())?;
             self.journal(Entry::Special(t.path.clone()))?;
             self.git_name_made(&t)?;
             // SAFETY: plain syscall with a live fd and NUL-terminated strings.

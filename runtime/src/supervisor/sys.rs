@@ -80,6 +80,16 @@ pub fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<libc::stat, Errno> {
     }
 }
 
+/// The contents of the symlink `name` in `dir` (at most `PATH_MAX` bytes, as the kernel's).
+pub fn readlink_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<Vec<u8>, Errno> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: plain syscall; the kernel writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::readlinkat(dir.as_raw_fd(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let n = result(n as libc::c_long)? as usize;
+    buf.truncate(n);
+    Ok(buf)
+}
+
 pub fn file_type(st: &libc::stat) -> libc::mode_t {
     st.st_mode & libc::S_IFMT
 }
