@@ -426,6 +426,8 @@ def run_one(w, mode, uid, srt, base, timeout):
             + w.srt_args(ctx) + argv
     if uid != 0:
         argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"] + argv
+    tops = {"work": ctx.work, "~/.npm": ctx.home / ".npm", "~/.cache": ctx.home / ".cache"}
+    before = {k: dot_entries(d) for k, d in tops.items()}
     t0 = time.monotonic()
     p = subprocess.Popen(argv, cwd=ctx.work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -442,8 +444,20 @@ def run_one(w, mode, uid, srt, base, timeout):
     (base / "logs").mkdir(exist_ok=True)
     (base / "logs" / f"{w.name}-{uid}-{mode}.log").write_text(text)
     passed, failed = w.parse(text)
+    # what srt's rule for new dot-entries at the top of a writable tree would meet: measured
+    # bare, it is the list of false refusals a default must not have
+    made = {k: sorted(dot_entries(d) - before[k]) for k, d in tops.items()}
     return {"workload": w.name, "mode": mode, "uid": uid, "passed": passed, "failed": failed,
-            "seconds": round(elapsed, 2), "exit": p.returncode, "timed_out": timed_out}
+            "seconds": round(elapsed, 2), "exit": p.returncode, "timed_out": timed_out,
+            "dot_entries_made": {k: v for k, v in made.items() if v}}
+
+
+def dot_entries(d):
+    """The names starting with a dot at the top of the directory `d` (none if it is missing)."""
+    try:
+        return {n for n in os.listdir(d) if n.startswith(".")}
+    except OSError:
+        return set()
 
 
 def missing(w):

@@ -80,6 +80,31 @@ pub fn report(w: &mut String, p: &Prepared, settings_files: &[PathBuf]) {
         let names: Vec<&str> = crate::fs::protected_names::PROJECT.iter().map(|e| e.path).collect();
         wrap(w, &names);
     }
+    if !pol.dot_tops.is_empty() {
+        let tops: Vec<String> = pol.dot_tops.iter().map(|t| t.display().to_string()).collect();
+        let _ = writeln!(
+            w,
+            "  new dot-entries at the top of {}: refused unless named here as data, a cache or the",
+            tops.join(", ")
+        );
+        let _ = writeln!(
+            w,
+            "  project's own build, or in allowWrite; below a dot-directory not named here nothing is written  [supervisor]:"
+        );
+        let mut names: Vec<&str> = crate::fs::protected_names::PROJECT_DOT_ALLOW.iter().map(|d| d.name).collect();
+        names.extend(
+            crate::fs::protected_names::PROJECT_NOT_PROTECTED
+                .iter()
+                .filter(|d| d.path.starts_with('.'))
+                .filter_map(|d| d.path.split('/').next()),
+        );
+        names.sort_unstable();
+        names.dedup();
+        wrap(w, &names);
+        for f in &pol.top_dot_files {
+            let _ = writeln!(w, "    {} existed at launch: stays writable", f.display());
+        }
+    }
     // said only where a writable tree holds the home, lies below it, or holds an XDG base
     // the rules follow: elsewhere nothing they name can be written
     let reached = |h: &crate::fs::policy::HomePolicy| {

@@ -33,6 +33,13 @@ pub struct FsPolicy {
     /// The tops of the trees, where the project names hold for names made later
     /// ([`crate::fs::mandatory::Mandatory::tops`]).
     pub tops: Vec<PathBuf>,
+    /// The tops where new dot-entries fail closed ([`crate::fs::protected_names::PROJECT_DOT_ALLOW`]):
+    /// every top but the home (whose own rules decide) and a shared scratch directory
+    /// (sticky and writable by all, as `/tmp`).
+    pub dot_tops: Vec<PathBuf>,
+    /// Dot-files that existed at the top of one of `dot_tops` at launch and that the list
+    /// does not name: they stay writable (only new ones are refused).
+    pub top_dot_files: Vec<PathBuf>,
     /// `$HOME` when it lies in a writable tree: its dot-entries are protected unless the
     /// home allow-list names them ([`crate::fs::protected_names::home_rule`]).
     pub home: Option<HomePolicy>,
@@ -163,6 +170,9 @@ impl FsPolicy {
                 return Guard::Deny;
             }
         }
+        if self.new_dot_entry_refused(p) {
+            return Guard::Deny;
+        }
         if let Some(m) = self.mediated.iter().find(|m| under(p, m)) {
             let g = mediated_guard(p, m);
             if g != Guard::Open {
@@ -177,6 +187,33 @@ impl FsPolicy {
             },
             None => Guard::Open,
         }
+    }
+
+    /// `p` is, or lies below, a dot-entry at the top of one of [`FsPolicy::dot_tops`] that
+    /// the list does not name: refused unless it is a dot-file that existed at launch, or
+    /// the user's `allowWrite` names it (or something below it).
+    fn new_dot_entry_refused(&self, p: &Path) -> bool {
+        // the deepest top decides: a writable tree inside another is a top of its own
+        let Some(t) = self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
+        else {
+            return false;
+        };
+        if !self.dot_tops.contains(t) {
+            return false;
+        }
+        let Ok(rel) = p.strip_prefix(t) else { return false };
+        let Some(first) = rel.components().next().map(|c| c.as_os_str()) else { return false };
+        use std::os::unix::ffi::OsStrExt;
+        if !first.as_bytes().starts_with(b".")
+            || first.to_str().is_some_and(crate::fs::protected_names::top_dot_allowed)
+        {
+            return false;
+        }
+        let entry = t.join(first);
+        if p == entry && self.top_dot_files.contains(&entry) {
+            return false;
+        }
+        !self.write.iter().any(|w| under(p, w) && under(w, &entry))
     }
 
     /// How many `..` steps lead from the directory holding the git `config` at `p` to the
@@ -383,6 +420,45 @@ mod tests {
         assert_eq!(pol.worktree_ups(&p("/w/.git/modules/a/config")), 3);
         assert_eq!(pol.worktree_ups(&p("/w/.git/modules/x/y/config")), 4);
         assert_eq!(pol.worktree_ups(&p("/b/config")), 0, "a bare repository has no work tree");
+    }
+
+    /// Round 7's M3: agent configs missing from the list (`.qwen`, `.factory`, ...) were
+    /// written with `allowWrite: ["."]`. The top of a writable tree now fails closed for
+    /// new dot-entries, as `$HOME` does.
+    #[test]
+    fn new_dot_entries_at_a_top_fail_closed() {
+        let pol = FsPolicy {
+            write: vec![p("/w"), p("/w/.terraform"), p("/tmp")],
+            tops: vec![p("/w"), p("/w/.terraform"), p("/tmp")],
+            dot_tops: vec![p("/w"), p("/w/.terraform")],
+            top_dot_files: vec![p("/w/.prettierrc")],
+            ..FsPolicy::default()
+        };
+        for refused in [
+            "/w/.qwen",
+            "/w/.qwen/settings.json",
+            "/w/.factory/hooks.json",
+            "/w/.newagent/settings.json",
+            "/w/.crushrc",
+            "/w/.prettierrc/x",
+        ] {
+            assert_eq!(pol.guard(&p(refused)), Guard::Deny, "{refused}");
+        }
+        for open in [
+            "/w/.venv/bin/python",
+            "/w/.pytest_cache/v/x",
+            "/w/.env.local",
+            "/w/.coverage.host.1.2",
+            "/w/.gitignore",
+            "/w/.github/ISSUE_TEMPLATE/bug.md",
+            "/w/.cargo/config.toml",
+            "/w/.prettierrc",
+            "/w/src/.hidden",
+            "/w/.terraform/providers/x",
+            "/tmp/.X11-unix/X0",
+        ] {
+            assert_eq!(pol.guard(&p(open)), Guard::Open, "{open}");
+        }
     }
 
     /// In a tree the launch did not look through, the supervisor recognises the project

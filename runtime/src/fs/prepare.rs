@@ -100,6 +100,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
         env_named_elsewhere = crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
     }
+    top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref());
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
     let mounts = crate::fs::mount_aliases::read();
     if let Some(mounts) = &mounts {
@@ -264,6 +265,45 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Most entries of one top looked at for its dot-entries: a bound on the launch's work in a
+/// directory of millions (what lies past it is judged by the supervisor's rule alone).
+const TOP_LISTING_MAX: usize = 100_000;
+
+/// The tops' dot-entries ([`FsPolicy::dot_tops`]): each top but the home and a shared
+/// scratch directory fails closed for new ones; an unnamed dot-directory that exists is
+/// write-denied whole (the Landlock plan and namespace mode's mounts then refuse it
+/// natively), an unnamed dot-file stays writable.
+fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    for t in policy.tops.clone() {
+        if Some(t.as_path()) == home {
+            continue;
+        }
+        match std::fs::metadata(&t) {
+            Ok(m) if !m.is_dir() => continue,
+            Ok(m) if m.permissions().mode() & 0o1002 == 0o1002 => continue,
+            _ => {}
+        }
+        policy.dot_tops.push(t.clone());
+        let Ok(listing) = std::fs::read_dir(&t) else { continue };
+        for e in listing.flatten().take(TOP_LISTING_MAX) {
+            let name = e.file_name();
+            if !name.as_bytes().starts_with(b".")
+                || name.to_str().is_some_and(crate::fs::protected_names::top_dot_allowed)
+            {
+                continue;
+            }
+            let p = t.join(&name);
+            if e.file_type().is_ok_and(|f| f.is_dir()) {
+                policy.deny_write.push(p);
+            } else {
+                policy.top_dot_files.push(p);
+            }
+        }
+    }
 }
 
 /// Existing paths the policy protects: write-denied ones and git directories' guarded

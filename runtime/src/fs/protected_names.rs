@@ -12,6 +12,7 @@ mod allow;
 mod entry;
 mod home;
 mod project;
+mod project_dots;
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -19,6 +20,7 @@ use std::path::{Component, Path, PathBuf};
 pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW, PROTECTED_IN_ALLOWED};
 pub use home::{env_entries, ENV_LISTS, ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
 pub use project::{INSTRUCTION_FILES, PROJECT, PROJECT_NOT_PROTECTED, SRT_0_0_83};
+pub use project_dots::{DotAllowed, PROJECT_DOT_ALLOW};
 
 pub use entry::{Allowed, Decision, Entry, Kind};
 
@@ -164,6 +166,16 @@ pub fn starts_project_entry(name: &str) -> bool {
     });
     exact.contains(name)
         || wild.iter().any(|(w, pre, post)| name.starts_with(pre) && name.ends_with(post) && component_matches(w, name))
+}
+
+/// Whether `name` may appear at the top of a writable tree during a run: not a dot-name, or
+/// one [`PROJECT_DOT_ALLOW`] names, or the first name of a dot-path decided not protected
+/// ([`PROJECT_NOT_PROTECTED`]: `.npmrc`, `.github`, `.cargo`). [`PROJECT`]'s names are
+/// judged before this, and stay protected below an allowed one.
+pub fn top_dot_allowed(name: &str) -> bool {
+    !name.starts_with('.')
+        || PROJECT_DOT_ALLOW.iter().any(|d| component_matches(d.name, name))
+        || PROJECT_NOT_PROTECTED.iter().any(|d| d.path.starts_with('.') && d.path.split('/').next() == Some(name))
 }
 
 /// The protected project entry covering `rel` (relative to a project directory), if any.
