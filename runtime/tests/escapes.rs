@@ -17,6 +17,8 @@ mod escape {
     mod fs_metadata;
     mod fs_read;
     mod fs_write;
+    mod home_allow_list;
+    mod links_as_writes;
     mod local_net;
     mod mount_aliases;
     mod moved_rules;
@@ -26,6 +28,7 @@ mod escape {
     mod network;
     pub mod pod;
     mod process;
+    mod project_dot_entries;
     pub mod review_channels;
     mod review_delayed;
     mod review_fourth;

@@ -23,6 +23,11 @@ pub struct MountView {
     pub rw: Vec<CString>,
     /// Existing protected paths inside writable trees, mounted read-only on top.
     pub ro: Vec<CString>,
+    /// Existing writable paths inside those (the home allow-list's `~/.local/state/nvim/shada`
+    /// inside a protected `~/.local`), mounted writable again on top, so that this mode
+    /// grants what Landlock mode grants from the same policy; the protected paths below one
+    /// are mounted read-only once more after it.
+    pub rw_inside: Vec<CString>,
     /// `/` itself is writable: nothing is made read-only.
     pub all_writable: bool,
     /// The command's Landlock ruleset handles filesystem access, so the private devpts and
@@ -63,13 +68,15 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
     // symlinks are left out: a mount would land on their target; the names themselves are
     // guarded by the supervisor (every unlink and rename goes to it)
-    let ro = protected
+    let ro: Vec<&PathBuf> = protected
         .iter()
         .filter(|p| outer.iter().any(|o| under(p, o) && *p != *o))
         .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir() || m.is_file()))
-        .filter_map(|p| c(p))
         .collect();
+    let rw_inside = writable_inside(policy, &ro);
+    let ro = ro.into_iter().filter_map(|p| c(p)).collect();
     MountView {
+        rw_inside: rw_inside.iter().filter_map(|p| c(p)).collect(),
         cwd: std::env::current_dir().ok().and_then(|d| c(&d)),
         private_rules: true,
         all_writable: outer.iter().any(|o| o.as_os_str() == "/"),
@@ -78,6 +85,27 @@ pub fn plan(policy: &FsPolicy, protected: &[PathBuf]) -> MountView {
         resolv_conf: None,
         shm: has_shm(),
     }
+}
+
+/// The outermost existing paths the policy lets the command write that lie below one of the
+/// read-only paths `ro`: each place where rights change is a boundary of the policy, so
+/// these are among [`FsPolicy::boundaries`].
+fn writable_inside(policy: &FsPolicy, ro: &[&PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = policy
+        .boundaries()
+        .into_iter()
+        .filter(|b| ro.iter().any(|r| under(b, r) && b != *r))
+        .filter(|b| policy.can_write(b))
+        .filter(|b| b.symlink_metadata().is_ok_and(|m| m.is_dir() || m.is_file()))
+        .collect();
+    found.sort_by_key(|p| p.as_os_str().len());
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in found {
+        if !out.iter().any(|o| under(&f, o)) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 /// `allowWrite` roots that do not exist: no mount can make them writable in the command's
@@ -141,6 +169,16 @@ fn set_readonly(dirfd: i32, path: &CString, flags: libc::c_uint) -> Result<(), i
     }
 }
 
+fn read_only_on_top(p: &CString) -> Result<(), i32> {
+    let fd = clone_tree(p, true)?;
+    set_readonly(fd, &CString::from(c""), AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint)?;
+    attach(fd, p)
+}
+
+fn c_os(c: &CString) -> &std::ffi::OsStr {
+    std::ffi::OsStr::from_bytes(c.as_bytes())
+}
+
 fn attach(fd: i32, path: &CString) -> Result<(), i32> {
     // SAFETY: plain syscall; `fd` is a detached mount we own, `path` is NUL-terminated.
     let r = unsafe {
@@ -157,6 +195,12 @@ fn attach(fd: i32, path: &CString) -> Result<(), i32> {
 
 /// Builds the view in the calling process's (new, private) mount namespace.
 pub fn apply(v: &MountView) -> Result<(), i32> {
+    // the writable clones are taken while the tree is still writable: made read-only, a
+    // clone of it would be too
+    let mut inside = Vec::with_capacity(v.rw_inside.len());
+    for p in &v.rw_inside {
+        inside.push((clone_tree(p, true)?, p));
+    }
     if !v.all_writable {
         let mut clones = Vec::with_capacity(v.rw.len());
         for p in &v.rw {
@@ -168,9 +212,16 @@ pub fn apply(v: &MountView) -> Result<(), i32> {
         }
     }
     for p in &v.ro {
-        let fd = clone_tree(p, true)?;
-        set_readonly(fd, &CString::from(c""), AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint)?;
+        read_only_on_top(p)?;
+    }
+    for (fd, p) in inside {
         attach(fd, p)?;
+    }
+    // a protected path below a writable one made writable again (`nvim/shada` is, a
+    // protected entry inside it would not be)
+    let below = |p: &&CString| v.rw_inside.iter().any(|w| under(Path::new(c_os(p)), Path::new(c_os(w))));
+    for p in v.ro.iter().filter(below) {
+        read_only_on_top(p)?;
     }
     if let Some((ours, theirs)) = &v.resolv_conf {
         let fd = clone_tree(ours, false)?;

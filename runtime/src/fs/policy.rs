@@ -73,18 +73,24 @@ pub struct HomePolicy {
 impl HomePolicy {
     /// Whether the home rules protect `p` (below `$HOME`).
     pub fn protects(&self, p: &Path) -> bool {
-        use crate::fs::protected_names::{home_rule, HomeRule, HomeSettings};
-        let Some(rel) = self.relative(p) else { return false };
+        use crate::fs::protected_names::HomeRule;
+        matches!(self.rule(p), Some(HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry))
+    }
+
+    /// The home rules' answer for `p`, `None` outside the home (and for its git directory).
+    /// Where the home allow-list or the user's `allowWrite` opens `p` the home rules decide,
+    /// also where the home is the top of a tree whose project names would refuse it
+    /// (`~/.claude/debug` in a home that is the working directory).
+    fn rule(&self, p: &Path) -> Option<crate::fs::protected_names::HomeRule> {
+        use crate::fs::protected_names::{home_rule, HomeSettings};
+        let rel = self.relative(p)?;
         let rel = rel.as_path();
         if rel.as_os_str().is_empty() || rel.starts_with(".git") {
-            return false; // git's rules decide in a home that is a repository
+            return None; // git's rules decide in a home that is a repository
         }
         let allow: Vec<&str> = self.allow.iter().map(String::as_str).collect();
         let deny: Vec<&str> = self.deny.iter().map(String::as_str).collect();
-        matches!(
-            home_rule(rel, HomeSettings { allow: &allow, deny: &deny }),
-            HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry
-        )
+        Some(home_rule(rel, HomeSettings { allow: &allow, deny: &deny }))
     }
 }
 
@@ -158,11 +164,19 @@ impl FsPolicy {
         if self.deny_write.iter().any(|d| under(p, d)) {
             return Guard::Deny;
         }
-        if self.home.as_ref().is_some_and(|h| h.protects(p)) {
+        use crate::fs::protected_names::HomeRule;
+        let home_rule = self.home.as_ref().and_then(|h| h.rule(p));
+        if matches!(home_rule, Some(HomeRule::Protected(_) | HomeRule::UserDenied | HomeRule::DotEntry)) {
             return Guard::Deny;
         }
-        if let Some(t) =
-            self.tops.iter().filter(|t| p != t.as_path() && under(p, t)).max_by_key(|t| t.as_os_str().len())
+        let allowed = matches!(home_rule, Some(HomeRule::Allowed(_)));
+        let home_allows = |t: &Path| allowed && self.home.as_ref().is_some_and(|h| h.home == t);
+        if let Some(t) = self
+            .tops
+            .iter()
+            .filter(|t| p != t.as_path() && under(p, t))
+            .max_by_key(|t| t.as_os_str().len())
+            .filter(|t| !home_allows(t))
         {
             let first = p.strip_prefix(t).ok().and_then(|rel| rel.components().next()).map(|c| c.as_os_str());
             let may = first.and_then(|f| f.to_str()).is_some_and(crate::fs::protected_names::starts_project_entry);

@@ -57,6 +57,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
             push_with_link(&mut policy.deny_write, &p);
         }
     }
+    let user_denied = policy.deny_write.clone();
     for p in cx.settings_files.iter().chain(cx.own) {
         push_with_link(&mut policy.deny_write, p);
     }
@@ -99,6 +100,19 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     if let Some(home) = cx.home.filter(|h| h.is_absolute()).map(canonical) {
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
         env_named_elsewhere = crate::fs::home_rules::home_rules(&mut policy, &home, &allow_write, cx.cwd)?;
+    }
+    // a protected directory in a home that is also a tree's top (`~/.claude`, a project name
+    // too) is the home rules' to judge: they protect it as well, but for the allow-list's
+    // entries inside it (`~/.claude/debug`), which a write-denial of the whole would hide
+    if let Some(h) = policy.home.as_mut() {
+        use crate::fs::protected_names::ALLOW_OVERLAPS;
+        let overlap = |rel: &str| ALLOW_OVERLAPS.iter().any(|(_, protected, _)| rel == *protected);
+        let home = h.home.clone();
+        let mandatory = |d: &PathBuf| !user_denied.contains(d);
+        h.deny.retain(|d| !overlap(d) || !mandatory(&home.join(d)));
+        policy
+            .deny_write
+            .retain(|d| !mandatory(d) || !d.strip_prefix(&home).ok().and_then(Path::to_str).is_some_and(overlap));
     }
     top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref());
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)

@@ -287,3 +287,35 @@ fn list_variables_are_split_entry_by_entry_on_bytes() {
         assert!(ENV_NAMED.iter().any(|(n, _)| n == name), "{name} is split but not protected");
     }
 }
+
+/// Round 7's H1: `~/.local/state/nvim` was allowed whole, and lazy.nvim sources
+/// `lazy/pkg-cache.lua` there at every nvim start. The allow-list names nvim's data only;
+/// what nvim or its plugins source from the same directory stays protected.
+#[test]
+fn nvim_state_is_allowed_by_its_data_only() {
+    let rule = |rel: &str| home_rule(p(rel), HomeSettings { allow: &[], deny: &[] });
+    for code in [
+        ".local/state/nvim/lazy/pkg-cache.lua",
+        ".local/state/nvim/lazy/state.json",
+        ".local/state/nvim/view/~=+notes.txt=",
+        ".local/state/nvim/sessions/%home%u%proj.vim",
+        ".local/state/nvim/trust",
+        ".local/state/nvim/new-plugin-dir/init.lua",
+        ".local/state/nvim",
+    ] {
+        assert!(!matches!(rule(code), HomeRule::Allowed(_)), "{code}: {:?}", rule(code));
+    }
+    for data in [
+        ".local/state/nvim/shada/main.shada",
+        ".local/state/nvim/shada/main.shada.tmp.a",
+        ".local/state/nvim/swap/%home%u%notes.txt.swp",
+        ".local/state/nvim/undo/%home%u%notes.txt",
+        ".local/state/nvim/log",
+    ] {
+        assert!(matches!(rule(data), HomeRule::Allowed(Some(_))), "{data}: {:?}", rule(data));
+    }
+    // no default entry is a whole tool's directory that also holds protected files
+    for a in HOME_ALLOW.iter().filter(|a| a.default) {
+        assert!(!HOME.iter().any(|e| lies_below(e.path, p(a.path))), "{} holds protected entries", a.path);
+    }
+}

@@ -36,7 +36,14 @@ pub const HOME_ALLOW: &[Allowed] = &[
     on(".local/state/lesshst", F, "less (XDG_STATE_HOME)", "as .lesshst"),
     on(".wget-hsts", F, "wget", "HSTS records: removing one lets a later wget use plain HTTP for that host"),
     on(".viminfo", F, "vim", "registers, marks and command history: text a user may replay (@:), never run by itself"),
-    on(".local/state/nvim", D, "nvim (shada, swap, undo, log)", "as .viminfo; swap files offer recovery of text"),
+    // nvim's state directory by its data only: lazy.nvim sources lazy/pkg-cache.lua there at
+    // every start, :loadview sources view/, persistence.nvim sessions/ (round 7's H1)
+    on(".local/state/nvim/shada", D, "nvim (ShaDa: main.shada and its temporary copies)", "read at start as registers, marks, histories and saved variables: text recalled or shown, as .viminfo; nvim never sources it"),
+    on(".local/state/nvim/swap", D, "nvim (swap files)", "read only when the user answers (R)ecover: the text of a buffer, never sourced"),
+    on(".local/state/nvim/undo", D, "nvim (persistent undo, 'undofile')", "read when the file is opened, as undo history of its text; nothing in it is run"),
+    on(".local/state/nvim/log", F, "nvim (log file, 0.9)", "nvim appends to it and never reads it back"),
+    on(".local/state/nvim/nvim.log", F, "nvim (log file, 0.10+)", "nvim appends to it and never reads it back"),
+    on(".local/state/nvim/lsp.log", F, "nvim's LSP client", "appended to, read only by :LspLog, which shows it"),
     on(".npm/_logs", D, "npm (writable in srt 0.0.83 too)", "npm writes its debug logs there and never reads them back"),
     on(".claude/debug", D, "Claude Code (writable in srt 0.0.83 too)", "debug logs; not read as configuration"),
     off(".cache/pip", D, "pip", "a later host pip install may install a planted wheel or cached response (hashes are checked only with --require-hashes)"),
@@ -80,12 +87,9 @@ pub const ALLOW_OVERLAPS: &[(&str, &str, &str)] = &[
 ];
 
 /// Protected entries inside an allowed directory (the reverse of [`ALLOW_OVERLAPS`]): the
-/// directory stays writable, the entry never is.
-pub const PROTECTED_IN_ALLOWED: &[(&str, &str, &str)] = &[(
-    ".local/state/nvim",
-    ".local/state/nvim/trust",
-    "shada, swap and undo stay writable; the trust records decide which project init files run",
-)];
+/// directory stays writable, the entry never is. None today: the allowed directories hold one
+/// kind of data each, and `~/.local/state/nvim/trust` lies beside them.
+pub const PROTECTED_IN_ALLOWED: &[(&str, &str, &str)] = &[];
 
 /// Variables that move a tool's cache, so a sandbox can be given caches of its own that no
 /// host tool reads: builds keep their speed and nothing the command leaves is trusted by

@@ -1,0 +1,109 @@
+//! A link is a write to where it leads (round 7's M2): `ln -s .bashrc ~/.bash_history`
+//! made the next interactive bash append every typed command to `.bashrc`. Links made,
+//! renamed or hard-linked into place are refused wherever they lead somewhere the command
+//! may not write; what a directory rename sends elsewhere is moved aside after the run.
+
+use super::harness::{Env, Scenario};
+use crate::escapes;
+
+/// `name` is not a symlink on the host after the run.
+fn no_link(e: &Env, rel: &str) -> Result<(), String> {
+    match e.w(rel).symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => Err(format!("{rel} is a symlink on the host")),
+        _ => Ok(()),
+    }
+}
+
+/// Started in `$HOME` (W is the home, holding the rc files): `ln -s target name` fails and
+/// leaves no link.
+fn home_link(target: &'static str, name: &'static str) -> Scenario {
+    Scenario::new(&format!(r#"mkdir -p "$(dirname '{name}')" 2>/dev/null; ln -s "{target}" '{name}'"#))
+        .env("HOME", "{W}")
+        .setup(|e| {
+            for rc in [".bashrc", ".zshrc", ".gitconfig"] {
+                e.file(&e.w(rc), "# rc\n");
+            }
+            e.dir(&e.w(".local/state/nvim/shada"));
+            e.dir(&e.w(".npm/_logs"));
+        })
+        .fails()
+        .check(move |e, _| no_link(e, name))
+        .holds("w/.bashrc", "# rc\n")
+}
+
+/// A link the host made before the run (`prep -> .bashrc`, in W, the home) given an
+/// allow-listed name by `cmd`.
+/// `absolute`: the link names `W/.bashrc` whole, so it leads there from anywhere.
+fn prepared_link(cmd: &'static str, name: &'static str, absolute: bool) -> Scenario {
+    Scenario::new(cmd)
+        .env("HOME", "{W}")
+        .setup(move |e| {
+            e.file(&e.w(".bashrc"), "# rc\n");
+            let to = if absolute { e.w(".bashrc") } else { ".bashrc".into() };
+            std::os::unix::fs::symlink(to, e.w("prep")).unwrap();
+            e.own_tree(&e.w("prep"));
+        })
+        .fails()
+        .check(move |e, _| no_link(e, name))
+}
+
+escapes! {
+    // allow-listed history and data names made as links into the rc files
+    bash_history_to_bashrc => home_link(".bashrc", ".bash_history");
+    zsh_history_to_zshrc => home_link(".zshrc", ".zsh_history");
+    python_history_to_gitconfig => home_link(".gitconfig", ".python_history");
+    fish_history_to_bashrc => home_link("../../../.bashrc", ".local/share/fish/fish_history");
+    viminfo_absolute_to_bashrc => home_link("$HOME/.bashrc", ".viminfo");
+    nvim_shada_to_zshrc => home_link("../../../../.zshrc", ".local/state/nvim/shada/main.shada");
+    npm_log_to_gitconfig => home_link("../../.gitconfig", ".npm/_logs/debug.log");
+    // an ordinary name in the home, and one through a chain of directories
+    notes_to_bashrc => home_link(".bashrc", "notes.txt");
+    dotdot_chain_to_bashrc => home_link("sub/../.bashrc", "rc-link");
+    // a link to a directory with protected paths below it
+    link_to_the_home => home_link(".", "out");
+    // a prepared link renamed or hard-linked onto an allow-listed name
+    renamed_onto_history => prepared_link("mv prep .bash_history", ".bash_history", false);
+    hard_linked_onto_history => prepared_link("ln -P prep .zsh_history", ".zsh_history", false);
+    renamed_into_a_subdirectory => prepared_link("mkdir d && mv prep d/x", "d/x", true);
+
+    // a link in a second writable tree leading into $HOME (W, writable: its dot-entries
+    // are protected)
+    second_root_into_home => Scenario::new(r#"ln -s "$HOME/.bashrc" "$O/build.log""#)
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .env("HOME", "{W}")
+        .setup(|e| e.file(&e.w(".bashrc"), "# rc\n"))
+        .fails()
+        .absent("o/build.log");
+    // ... and into a home no writable tree holds, which the host user may write
+    second_root_into_unwritable_home => Scenario::new(r#"ln -s "$HOME/.profile" "$O/out.txt""#)
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .env("HOME", "{W}/../h")
+        .setup(|e| e.file(&e.root.join("h/.profile"), "# profile\n"))
+        .fails()
+        .absent("o/out.txt");
+    // a link allowed where it was made leads elsewhere once its directory moves: moved
+    // aside by the check after the run
+    relative_link_moved_by_its_directory => Scenario::new(
+        "mkdir -p a/b/c && ln -s ../../../x a/b/c/l && mv a/b/c d && test -L d/l")
+        .check(|e, _| no_link(e, "d/l"))
+        .check(|e, _| match e.w("d/l.srt-quarantined").symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => Ok(()),
+            _ => Err("d/l was not moved aside to d/l.srt-quarantined".into()),
+        });
+}
+
+/// What still works: links inside the writable tree, and (for a user who is not root)
+/// links to files the host user cannot write either, as a venv's interpreter.
+mod still_allowed {
+    use super::*;
+
+    escapes! {
+        relative_links_inside_the_tree => Scenario::new(
+            "mkdir -p node_modules/.bin pkg && echo '#!/bin/sh' > pkg/cli.js && \
+             ln -s ../../pkg/cli.js node_modules/.bin/cli && mv node_modules/.bin/cli node_modules/.bin/cli2 && \
+             readlink node_modules/.bin/cli2 > out.txt")
+            .holds("w/out.txt", "../../pkg/cli.js\n");
+        links_to_srt_devices => Scenario::new("ln -s /dev/null log && echo x > log && readlink log > out.txt")
+            .holds("w/out.txt", "/dev/null\n");
+    }
+}

@@ -1,0 +1,65 @@
+//! The top of a writable tree fails closed for new dot-entries (round 7's M3): agent
+//! configs missing from the list (`.qwen/settings.json`, `.factory/hooks.json`, ...) were
+//! written with `allowWrite: ["."]` and survived the run. The named agents stay protected
+//! as the floor; an invented one is refused by default; caches and build output named as
+//! such are still written.
+
+use super::harness::Scenario;
+use crate::escapes;
+
+/// In the project (W): the file cannot be made.
+fn agent_config(file: &'static str) -> Scenario {
+    Scenario::new(&format!(
+        r#"mkdir -p "$(dirname '{file}')" 2>/dev/null; echo '{{"mcpServers":{{"x":{{"command":"touch"}}}}}}' > '{file}'"#
+    ))
+    .fails()
+    .absent_w(file)
+}
+
+escapes! {
+    qwen_settings => agent_config(".qwen/settings.json");
+    factory_settings => agent_config(".factory/settings.json");
+    factory_hooks => agent_config(".factory/hooks.json");
+    factory_mcp => agent_config(".factory/mcp.json");
+    kilocode_mcp => agent_config(".kilocode/mcp.json");
+    kilo_dir_config => agent_config(".kilo/kilo.jsonc");
+    kilo_config => agent_config("kilo.jsonc");
+    crush_config => agent_config("crush.json");
+    crush_dot_config => agent_config(".crush.json");
+    // the next agent, on no list
+    new_agent_settings => agent_config(".newagent/settings.json");
+    new_agent_file => agent_config(".newagentrc");
+    // made elsewhere and moved to the top
+    new_agent_moved_in => Scenario::new("mkdir -p x && echo '{}' > x/settings.json && mv x .newagent")
+        .fails()
+        .absent_w(".newagent");
+    // below a dot-directory no list names that existed at launch
+    new_file_in_existing_dot_dir => Scenario::new("echo '{}' > .oldagent/hooks.json")
+        .setup(|e| e.dir(&e.w(".oldagent")))
+        .fails()
+        .absent_w(".oldagent/hooks.json");
+    // at the top of a second writable tree too
+    second_root => Scenario::new(r#"mkdir -p "$O/.newagent" && echo '{}' > "$O/.newagent/settings.json""#)
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .fails()
+        .absent("o/.newagent");
+}
+
+/// What real builds and tests make at the top keeps working, and a dot-file that existed
+/// at launch stays writable.
+mod still_allowed {
+    use super::*;
+
+    escapes! {
+        caches_and_envs => Scenario::new(
+            "mkdir -p .venv/bin .pytest_cache/v .next .turbo && echo ok > .venv/bin/marker && \
+             echo ok > .eslintcache && echo ok > .coverage && echo ok > .env.local && cat .venv/bin/marker > out.txt")
+            .holds("w/out.txt", "ok\n");
+        existing_dot_file => Scenario::new("echo '{}' > .prettierrc")
+            .setup(|e| e.file(&e.w(".prettierrc"), "{\"semi\":false}\n"))
+            .holds("w/.prettierrc", "{}\n");
+        named_in_allow_write => Scenario::new("mkdir -p .terraform/providers && echo ok > .terraform/providers/p")
+            .with("filesystem.allowWrite", serde_json::json!([".", "./.terraform"]))
+            .holds("w/.terraform/providers/p", "ok\n");
+    }
+}
