@@ -28,4 +28,5 @@ pub mod error;
 pub mod limits;
 pub mod paths;
 pub mod say;
+pub mod stdio;
 pub mod sys;
