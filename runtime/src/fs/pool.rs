@@ -134,7 +134,10 @@ impl Pool {
         std::fs::DirBuilder::new().mode(0o700).create(&parent)?;
         let dir = nix::fcntl::open(
             &parent,
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW,
+            nix::fcntl::OFlag::O_RDONLY
+                | nix::fcntl::OFlag::O_DIRECTORY
+                | nix::fcntl::OFlag::O_NOFOLLOW
+                | nix::fcntl::OFlag::O_CLOEXEC,
             nix::sys::stat::Mode::empty(),
         )?;
         let dev = std::fs::symlink_metadata(&parent)?.dev();
