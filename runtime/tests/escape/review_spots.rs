@@ -1,5 +1,10 @@
 //! Issue 39, item 6: spots a read of the code found, tried from the command's side.
 //!
+//! A directory the command makes where the pool hands one out gets its mode from srt,
+//! now through srt's descriptor of it before the move (by name after it, a directory the
+//! command renamed there in between got it: `fs::pool` tests that); here, that it is still
+//! the mode mkdir gives.
+//!
 //! srt started with descriptors 0-2 closed: without std's start-up (srt enters as a C
 //! `main`) the first files srt kept open took those numbers, fd 2 among them the run's
 //! journal, so srt's warnings were written into the journal, the check after the run could
@@ -29,7 +34,26 @@ fn journals_hold_no_message(e: &Env, _: &Output) -> Result<(), String> {
     Ok(())
 }
 
+/// Directories made in `.` (split) and in `sub` (there at launch), both handed out by the
+/// pool, under umask 027: each with the mode mkdir gives it.
+const MKDIR_MODES: &str = r#"python3 -c '
+import os
+os.umask(0o027)
+for p, m in (("a", 0o751), ("sub/b", 0o700), ("c", 0o1777)):
+    os.mkdir(p, m)
+    print(p, oct(os.stat(p).st_mode & 0o7777))
+'"#;
+
 escapes! {
+    pool_hand_outs_keep_the_mode_mkdir_gives => Scenario::new(MKDIR_MODES)
+        .setup(|e| e.dir(&e.w("sub")))
+        .prints("a 0o750\nsub/b 0o700\nc 0o1750\n")
+        .check(|e, _| {
+            use std::os::unix::fs::MetadataExt;
+            let got: Vec<String> = ["a", "sub/b", "c"].iter().map(|p| std::fs::metadata(e.w(p)).map_or("gone".into(), |m| format!("{:o}", m.mode() & 0o7777))).collect();
+            if got == ["750", "700", "1750"] { Ok(()) } else { Err(format!("modes on the host: {got:?}")) }
+        });
+
     // the user's closed descriptors reach the command closed, and srt's warning (a /dev/shm
     // entry in allowWrite, said after the journal is open) goes nowhere
     stdio_closed_messages_stay_out_of_the_journal => Scenario::new(&format!("{FSMONITOR}; {PLANT_AND_LOOK}"))
