@@ -16,7 +16,7 @@
 //! ([`crate::limits`]); where the mapping is refused, the system allocator does everything.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 
 /// More than a launch takes: one measured 0.23 MiB in an empty directory and 1.3-1.7 MiB in
 /// this repository (with `/tmp` writable too); the auditor's check after the run gets the
@@ -26,6 +26,52 @@ pub const SIZE: usize = 4 << 20;
 
 /// [`Arena::base`] when the mapping could not be made.
 const REFUSED: usize = 1;
+
+/// While a `CLONE_VM` child runs in this process's memory (`process::child::spawn`, from
+/// its `clone` to its `exec`): this process's pid, else 0. The child shares the arena and
+/// the system allocator's heap with a parent thread suspended wherever it was, so the
+/// child must not allocate or free; an allocation or free from any other pid is the
+/// child's.
+static SHARED_BY: AtomicI32 = AtomicI32::new(0);
+/// What the child calls instead of allocating or freeing (a `fn() -> !`).
+static IN_CHILD: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Until [`allow_in_children`], an allocation or free by another process in this memory (a
+/// `CLONE_VM` child) calls `fail`, which must neither return, allocate nor free. Checked by
+/// every [`Arena`] (the global allocator of `srt`, and of this crate's unit tests).
+pub fn forbid_in_children(fail: fn() -> !) {
+    IN_CHILD.store(fail as *mut (), Ordering::Release);
+    // SAFETY: getpid cannot fail.
+    SHARED_BY.store(unsafe { libc::getpid() }, Ordering::Release);
+}
+
+/// Ends [`forbid_in_children`]: the child has exec'd or exited.
+pub fn allow_in_children() {
+    SHARED_BY.store(0, Ordering::Release);
+}
+
+/// One load on the allocator's way; the rest only while a `CLONE_VM` child runs.
+#[inline]
+fn check_shared() {
+    if SHARED_BY.load(Ordering::Relaxed) != 0 {
+        check_process();
+    }
+}
+
+#[cold]
+fn check_process() {
+    let owner = SHARED_BY.load(Ordering::Acquire);
+    // SAFETY: getpid cannot fail.
+    if owner == 0 || owner == unsafe { libc::getpid() } {
+        return; // srt's own threads
+    }
+    let fail = IN_CHILD.load(Ordering::Acquire);
+    if !fail.is_null() {
+        // SAFETY: only forbid_in_children stores here, a `fn() -> !` cast to a pointer.
+        let fail = unsafe { std::mem::transmute::<*mut (), fn() -> !>(fail) };
+        fail();
+    }
+}
 
 /// The global allocator of the `srt` binary, with an arena of `N` bytes.
 pub struct Arena<const N: usize = SIZE> {
@@ -98,6 +144,7 @@ impl<const N: usize> Default for Arena<N> {
 // else is the system allocator's, passed to it unchanged.
 unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        check_shared();
         match self.bump(layout) {
             Some(p) => p,
             // SAFETY: the caller's layout, as GlobalAlloc::alloc requires.
@@ -106,6 +153,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        check_shared();
         match self.bump(layout) {
             // never handed out before, so still the zeroes the mapping began with
             Some(p) => p,
@@ -115,6 +163,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
     }
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        check_shared();
         if !self.owns(p) {
             // SAFETY: not arena memory, so the system allocator's, with its layout.
             unsafe { System.dealloc(p, layout) }
@@ -122,6 +171,7 @@ unsafe impl<const N: usize> GlobalAlloc for Arena<N> {
     }
 
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        check_shared();
         if !self.owns(p) {
             // SAFETY: the system allocator's block, with the caller's layout and size.
             return unsafe { System.realloc(p, layout, new_size) };

@@ -22,10 +22,17 @@ pub mod process;
 pub mod seccomp;
 pub mod supervisor;
 
+// The unit tests run on srt's own allocator, as `srt` does (`main.rs`): what it checks
+// (no allocation in the vfork child) is checked there too.
+#[cfg(test)]
+#[global_allocator]
+static ALLOCATOR: arena::Arena = arena::Arena::new();
+
 // Shared by every room.
 pub mod arena;
 pub mod error;
 pub mod limits;
 pub mod paths;
 pub mod say;
+pub mod stdio;
 pub mod sys;

@@ -18,6 +18,12 @@ pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int 
     // before any other frame: a small RLIMIT_STACK meant for the command (with the kernel's
     // random offset of the stack's top taking up to 8 KiB of it) must not stop srt itself
     srt_runtime::limits::take_own();
+    // before anything opens a file: a closed 0, 1 or 2 would be the number of the first one
+    // srt keeps, and its messages would go there (std's start-up does this; srt skips it)
+    if let Err(e) = srt_runtime::stdio::fill_closed() {
+        srt_runtime::stdio::refuse(&e);
+        return 1;
+    }
     // The arguments are taken from here rather than `std::env::args_os()`, which is empty
     // without std's start-up on musl (glibc hands them to std separately; musl does not).
     let args = (0..usize::try_from(argc).unwrap_or(0))

@@ -140,3 +140,41 @@ fn a_control_fd_that_is_not_open_is_an_error_before_the_command_runs() {
     assert!(!stdout.contains("RAN"));
     assert!(stderr.contains("--control-fd 77"), "{stderr}");
 }
+
+/// srt started with stderr closed opens `/dev/null` there before anything else (else its
+/// messages would go into the first file it keeps open); where `/dev/null` cannot be
+/// opened it refuses to run, and says so on stdout, the channel left. Root only: a mount
+/// namespace whose `/dev/null` uid 65534 may not open.
+#[test]
+fn a_closed_stderr_without_dev_null_is_refused_on_stdout() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        srt_tests::skip("a_closed_stderr_without_dev_null_is_refused_on_stdout", "needs root for a mount namespace");
+        return;
+    }
+    let d = dir("nonull");
+    let blocked = d.0.join("nonull");
+    std::fs::write(&blocked, "").unwrap();
+    std::fs::set_permissions(&blocked, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let blocked = std::ffi::CString::new(blocked.to_str().unwrap()).unwrap();
+    let mut c = srt(&d.0);
+    c.args(["-c", "echo RAN"]);
+    // SAFETY: only system calls on values prepared before the fork.
+    unsafe {
+        c.pre_exec(move || {
+            let ok = |r: libc::c_int| if r < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) };
+            ok(libc::unshare(libc::CLONE_NEWNS))?;
+            let none = std::ptr::null();
+            ok(libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
+            ok(libc::mount(blocked.as_ptr(), c"/dev/null".as_ptr(), none, libc::MS_BIND, std::ptr::null()))?;
+            ok(libc::setgroups(0, std::ptr::null()))?;
+            ok(libc::setgid(65534))?;
+            ok(libc::setuid(65534))?;
+            ok(libc::close(2))
+        })
+    };
+    let (code, stdout, _) = out(&mut c);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(!stdout.contains("RAN"), "{stdout}");
+    assert!(stdout.contains("descriptor 2 is closed and /dev/null cannot be opened"), "{stdout}");
+}

@@ -44,6 +44,7 @@ mod escape {
     mod review_rules;
     mod review_second;
     mod review_shelf;
+    mod review_spots;
     mod review_srt_death;
     mod review_startup;
     mod review_third;

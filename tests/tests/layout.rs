@@ -33,6 +33,7 @@ const RUNTIME_LAYERS: &[(&str, u8)] = &[
     ("limits", 0),
     ("paths", 0),
     ("say", 0),
+    ("stdio", 0),
     ("sys", 0),
 ];
 

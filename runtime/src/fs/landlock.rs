@@ -1,5 +1,6 @@
 //! Builds the Landlock ruleset (in the parent: it opens O_PATH fds and allocates) that the
-//! child then enforces with `restrict_self` between fork and exec.
+//! child then enters between fork and exec (`landlock_restrict_self` on its descriptor,
+//! `process::child`).
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 

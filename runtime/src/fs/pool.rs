@@ -12,12 +12,12 @@
 //! filesystem, protected from the command), gives each a write rule that also grants
 //! making files, and when the command makes a directory where files may not be made
 //! natively, the supervisor moves one of them there instead (with the mode the command
-//! asked for). Everything below it is then written natively,
-//! under the same rules as any other writable directory, but for directories: the pool's
-//! rules alone grant making them, so that `tar x` does not pay a round trip for each, and
-//! the hand-out is journaled as a directory moved in, so the check walks the whole tree.
-//! No rule grants making links or FIFOs: those still go through the supervisor and its
-//! journal.
+//! asked for, set through srt's descriptor before the move). Everything below it is then
+//! written natively, under the same rules as any other writable directory, but for
+//! directories: the pool's rules alone grant making them, so that `tar x` does not pay a
+//! round trip for each, and the hand-out is journaled as a directory moved in, so the
+//! check walks the whole tree. No rule grants making links or FIFOs: those still go
+//! through the supervisor and its journal.
 //!
 //! The check after the run removes what is left of the pool; a pool directory the command
 //! wrote into is left in place and reported.
@@ -134,7 +134,10 @@ impl Pool {
         std::fs::DirBuilder::new().mode(0o700).create(&parent)?;
         let dir = nix::fcntl::open(
             &parent,
-            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_NOFOLLOW,
+            nix::fcntl::OFlag::O_RDONLY
+                | nix::fcntl::OFlag::O_DIRECTORY
+                | nix::fcntl::OFlag::O_NOFOLLOW
+                | nix::fcntl::OFlag::O_CLOEXEC,
             nix::sys::stat::Mode::empty(),
         )?;
         let dev = std::fs::symlink_metadata(&parent)?.dev();
@@ -287,8 +290,9 @@ impl Pool {
             .collect()
     }
 
-    /// Moves a directory of the pool to `to_dir`/`to_name` (which must not exist), if one is
-    /// left and `to_dir` is on the pool's filesystem. `Ok(false)`: none was used (make the
+    /// Moves a directory of the pool to `to_dir`/`to_name` (which must not exist), with the
+    /// permission bits `mode` (those `mkdir` gives: no setuid or setgid bit), if one is left
+    /// and `to_dir` is on the pool's filesystem. `Ok(false)`: none was used (make the
     /// directory the ordinary way). `record` runs once a directory is taken for this
     /// hand-out, before it is moved (the journal): asked then, not before, no other
     /// thread's failed hand-out can make this one look as if none were left.
@@ -296,6 +300,7 @@ impl Pool {
         &self,
         to_dir: BorrowedFd<'_>,
         to_name: &std::ffi::CStr,
+        mode: u32,
         record: &dyn Fn() -> Result<(), i32>,
     ) -> Result<bool, i32> {
         // SAFETY: an all-zero stat is a valid out-buffer for fstat.
@@ -304,27 +309,42 @@ impl Pool {
         if unsafe { libc::fstat(to_dir.as_raw_fd(), &mut st) } < 0 || st.st_dev != self.dev {
             return Ok(false);
         }
-        let name = loop {
+        let (name, dir, was) = loop {
             let Some(name) = self.free.lock().ok().and_then(|mut f| f.pop()) else { return Ok(false) };
-            if self.empty(&name) {
-                break name;
+            if let Some((dir, st)) = self.unused(&name) {
+                break (name, dir, st.st_mode & 0o7777);
             }
             // not handed out, ever: it stays where it is, and the check reports it
             tracing::debug!(pool = %self.parent.display(), name = ?name, "a pool directory that is not empty is not handed out");
         };
-        if let Err(e) = record() {
+        let put_back = |name: CString| {
             if let Ok(mut f) = self.free.lock() {
                 f.push(name);
             }
+        };
+        if let Err(e) = record() {
+            put_back(name);
+            return Err(e);
+        }
+        // The mode goes on through the descriptor just checked, before the move: once the
+        // directory has the command's name, another thread of the command can rename a
+        // directory of its own onto it (an empty directory is replaced), and a chmod by
+        // that name would land there. Here, in srt's own directory, the name is not needed.
+        let mode = mode & 0o1777;
+        if mode != was && !set_mode(dir.as_fd(), mode) {
+            let e = last_errno();
+            put_back(name);
             return Err(e);
         }
         let r = crate::sys::rename_noreplace(self.dir.as_fd(), &name, to_dir.as_fd(), to_name);
         if r == 0 {
             return Ok(true);
         }
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-        if let Ok(mut f) = self.free.lock() {
-            f.push(name);
+        let e = last_errno();
+        // still the pool's: with its own mode back, or, should that fail, never handed out
+        // (the check after the run puts it back or reports it)
+        if mode == was || set_mode(dir.as_fd(), was) {
+            put_back(name);
         }
         match e {
             libc::EEXIST => Err(libc::EEXIST),
@@ -333,18 +353,22 @@ impl Pool {
         }
     }
 
-    /// Whether the pool's directory `name` is still what it was made as: an empty directory
-    /// of srt's uid that only it may write, with no extended attribute ([`bare`]). A shelf is kept between runs, so what is on it
-    /// is judged when it is handed out, not when it was put there: a shelf planted by a
-    /// command that could write a state directory of another run (`XDG_STATE_HOME` or
-    /// `HOME` set differently then), or a directory this run's command wrote into through
-    /// its path in the state directory, is never a "new, empty" directory in its tree.
-    fn empty(&self, name: &std::ffi::CStr) -> bool {
-        let Some(id) = self.made.iter().find(|(n, _)| n.as_c_str() == name).map(|(_, id)| *id) else { return false };
-        let Ok(d) = open_dir_at(Some(self.dir.as_fd()), name) else { return false };
-        sys_fstat(d.as_fd()).is_ok_and(|st| ours(&st) && (st.st_dev, st.st_ino) == id)
+    /// The pool's directory `name`, opened, if it is still what it was made as: an empty
+    /// directory of srt's uid that only it may write, with no extended attribute ([`bare`]).
+    /// A shelf is kept between runs, so what is on it is judged when it is handed out, not
+    /// when it was put there: a shelf planted by a command that could write a state
+    /// directory of another run (`XDG_STATE_HOME` or `HOME` set differently then), or a
+    /// directory this run's command wrote into through its path in the state directory, is
+    /// never a "new, empty" directory in its tree.
+    fn unused(&self, name: &std::ffi::CStr) -> Option<(OwnedFd, libc::stat)> {
+        let id = self.made.iter().find(|(n, _)| n.as_c_str() == name).map(|(_, id)| *id)?;
+        let d = open_dir_at(Some(self.dir.as_fd()), name).ok()?;
+        let st = sys_fstat(d.as_fd()).ok()?;
+        let fits = ours(&st)
+            && (st.st_dev, st.st_ino) == id
             && names(d.as_fd()).is_ok_and(|n| n.is_empty())
-            && bare(d.as_fd())
+            && bare(d.as_fd());
+        fits.then_some((d, st))
     }
 
     /// Whether a directory is left to hand out.
@@ -355,6 +379,16 @@ impl Pool {
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.dir.as_fd()
     }
+}
+
+/// `fchmod` of a directory srt holds; `false` (errno set) when it failed.
+fn set_mode(dir: BorrowedFd<'_>, mode: u32) -> bool {
+    // SAFETY: plain syscall on a live descriptor.
+    unsafe { libc::fchmod(dir.as_raw_fd(), mode) == 0 }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// Extended attributes a directory may carry and still be handed out as a new one: the
@@ -411,7 +445,7 @@ fn shelve(store: &Path, parent: &Path) -> Vec<PathBuf> {
     });
     for name in entries {
         // empty when the run took it, and unchanged since: empty still, with the mode, owner
-        // and attributes it had then (a later hand-out judges those: [`Pool::empty`])
+        // and attributes it had then (a later hand-out judges those: [`Pool::unused`])
         let settled = stamps.as_ref().and_then(|s| s.iter().find(|d| d.name == name && d.empty)).map(|d| d.stamp);
         if settled.is_some_and(|was| fstat_at(dir.as_fd(), &name).is_ok_and(|st| Stamp::of(&st) == was)) {
             continue;

@@ -24,10 +24,10 @@ fn hands_out_each_directory_once_then_none() {
         nix::sys::stat::Mode::empty(),
     )
     .unwrap();
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(true));
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Err(libc::EEXIST), "the name is taken");
-    assert_eq!(pool.hand_out(w.as_fd(), c"b", &|| Ok(())), Ok(true));
-    assert_eq!(pool.hand_out(w.as_fd(), c"c", &|| Ok(())), Ok(false), "used up");
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &|| Ok(())), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &|| Ok(())), Err(libc::EEXIST), "the name is taken");
+    assert_eq!(pool.hand_out(w.as_fd(), c"b", 0o700, &|| Ok(())), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"c", 0o700, &|| Ok(())), Ok(false), "used up");
     assert!(root.join("w/a").is_dir() && root.join("w/b").is_dir());
     std::fs::write(root.join("w/a/f"), "x").unwrap();
     assert!(remove(&pool.parent).is_empty());
@@ -46,7 +46,7 @@ fn a_shelf_is_taken_whole_and_put_back_without_what_was_written_into() {
     .unwrap();
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 3).unwrap().unwrap();
     assert_eq!(pool.rules().len(), 3);
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &|| Ok(())), Ok(true));
     let first: Vec<_> = pool.made.iter().map(|(_, id)| *id).collect();
     assert!(finish(&pool.parent, true).is_empty());
     assert!(!pool.parent.exists(), "put back on the shelves");
@@ -83,7 +83,7 @@ fn a_directory_with_something_in_it_is_never_handed_out() {
     )
     .unwrap();
     let pool = Pool::claim(&root.join("state"), &root.join("w"), 1).unwrap().unwrap();
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &|| Ok(())), Ok(false), "the planted one is not handed out");
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &|| Ok(())), Ok(false), "the planted one is not handed out");
     assert!(!root.join("w/a").exists());
     assert_eq!(finish(&pool.parent, true), vec![pool.parent.join("d0")], "and it is reported");
     std::fs::remove_dir_all(&root).unwrap();
@@ -168,14 +168,14 @@ fn records_each_hand_out_after_taking_a_directory() {
         asked.set(asked.get() + 1);
         Err(libc::ENOSPC)
     };
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &fails), Err(libc::ENOSPC));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &fails), Err(libc::ENOSPC));
     assert!(!root.join("w/a").exists() && pool.any_left(), "nothing moved, the directory kept");
     let ok = || {
         asked.set(asked.get() + 1);
         Ok(())
     };
-    assert_eq!(pool.hand_out(w.as_fd(), c"a", &ok), Ok(true));
-    assert_eq!(pool.hand_out(w.as_fd(), c"b", &ok), Ok(false));
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &ok), Ok(true));
+    assert_eq!(pool.hand_out(w.as_fd(), c"b", 0o700, &ok), Ok(false));
     assert_eq!(asked.get(), 2, "not asked when none is left");
     std::fs::remove_dir_all(&root).unwrap();
 }
@@ -219,5 +219,62 @@ fn a_taken_shelf_hands_its_directories_descriptors_to_the_rules_once() {
     assert!(pool.take_held().is_empty(), "once");
     drop(held);
     assert!(finish(&pool.parent, true).is_empty());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The old step of `take_from_pool`: the mode set by name once the directory had it.
+fn chmod_by_name(dir: BorrowedFd<'_>, name: &std::ffi::CStr, mode: u32) {
+    let how = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: live descriptor and NUL-terminated name; the descriptor is closed below.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), how) };
+    assert!(fd >= 0);
+    // SAFETY: plain syscalls on the descriptor just opened.
+    unsafe {
+        libc::fchmod(fd, mode);
+        libc::close(fd);
+    }
+}
+
+/// A hand-out's mode goes on the pool's directory through srt's descriptor of it, before
+/// it gets the command's name. By that name afterwards it landed on whatever another
+/// thread of the command had renamed there in between (a directory of its own replaces the
+/// empty one); a move that fails gives the directory its own mode back.
+#[test]
+fn the_mode_goes_on_the_directory_handed_out_never_on_one_swapped_in() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let root = scratch("pool-mode");
+    let w = nix::fcntl::open(
+        &root.join("w"),
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+        nix::sys::stat::Mode::empty(),
+    )
+    .unwrap();
+    let mode = |p: &str| std::fs::symlink_metadata(root.join(p)).unwrap().mode() & 0o7777;
+    let victim = root.join("w/victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let ino = std::fs::symlink_metadata(&victim).unwrap().ino();
+    let pool = Pool::create(&root.join("w"), 2).unwrap();
+
+    // by name after the move: the swap is followed
+    assert_eq!(pool.hand_out(w.as_fd(), c"a", 0o700, &|| Ok(())), Ok(true));
+    std::fs::rename(&victim, root.join("w/a")).unwrap();
+    chmod_by_name(w.as_fd(), c"a", 0o755);
+    assert_eq!((std::fs::symlink_metadata(root.join("w/a")).unwrap().ino(), mode("w/a")), (ino, 0o755));
+    std::fs::rename(root.join("w/a"), &victim).unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+    // a move that fails: the directory keeps its own mode and is handed out later
+    std::fs::write(root.join("w/taken"), "").unwrap();
+    assert_eq!(pool.hand_out(w.as_fd(), c"taken", 0o777, &|| Ok(())), Err(libc::EEXIST));
+    assert!(pool.made.iter().all(|(n, _)| pool.unused(n).is_none_or(|(_, st)| st.st_mode & 0o7777 == 0o700)));
+
+    // through the descriptor, before the move: the name comes with the mode, and nothing
+    // is done by name after it
+    assert_eq!(pool.hand_out(w.as_fd(), c"b", 0o751, &|| Ok(())), Ok(true));
+    assert_eq!(mode("w/b"), 0o751);
+    std::fs::rename(&victim, root.join("w/b")).unwrap();
+    assert_eq!(mode("w/b"), 0o700, "the swapped-in directory is untouched");
+    assert!(!pool.any_left());
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -28,7 +28,7 @@ use crate::fs::tmpdir::TmpDir;
 use crate::launch::parent::{block_signals, finish_run, pipe, seqpacket_pair, supervise, wait_for_bridge, Run};
 use crate::net::Route;
 use crate::process::auditor::Start;
-use crate::process::child::{self, ChildSpec};
+use crate::process::child::{self, ChildSpec, Landlock};
 use crate::seccomp;
 use crate::supervisor::Supervisor;
 use crate::{fs::landlock, process::reaper, seccomp::sysno};
@@ -185,7 +185,7 @@ pub(crate) fn run_in(opts: &Options, mode: NetworkMode) -> Result<i32, LaunchErr
     reaper::become_subreaper()?;
     let (old_mask, sigfd) = block_signals()?;
     let mut spec = ChildSpec::new(program, argv, envp, theirs.as_raw_fd(), old_mask);
-    spec.ruleset = ruleset;
+    spec.landlock = ruleset.map_or(Landlock::Off, Landlock::Planned);
     spec.filter = filter;
     for p in &prepared.policy.shm_settings_ignored {
         crate::warn!(

@@ -1,12 +1,13 @@
 //! What the forked child does before it becomes the command. Only syscalls on data the
 //! parent prepared: everything that allocates or opens files happened before the fork.
-//! Order matters: session and parent-death first, capabilities before Landlock (which
-//! sets no_new_privs), seccomp last so it need not allow the setup syscalls.
+//! Order matters: session and parent-death first, capabilities before no_new_privs and
+//! Landlock, seccomp last so it need not allow the setup syscalls.
 
 use std::ffi::CString;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 
-use landlock::{RulesetCreated, RulesetStatus};
+use landlock::RulesetCreated;
 
 use crate::seccomp::{self, SockFilter};
 
@@ -31,6 +32,37 @@ pub enum Stage {
     Namespaces,
     /// The auditor could not map srt's ids into the new user namespace.
     IdMaps,
+    /// The `CLONE_VM` child allocated or freed memory: a bug in srt ([`spawn`]).
+    Allocation,
+}
+
+/// The Landlock domain the command enters. The child gets it as a descriptor: entering it
+/// is then two system calls of srt's own, with nothing of the landlock crate's in the
+/// child, where nothing may allocate ([`spawn`]).
+pub enum Landlock {
+    /// None: a kernel without Landlock (only under `--allow-weaker`). The child sets only
+    /// no_new_privs, which the seccomp filter needs.
+    Off,
+    /// The ruleset as built, to which namespace mode's init still adds rules for its own
+    /// mounts. [`Landlock::ready`] makes it a descriptor before the child starts; a child
+    /// given it refuses to run the command.
+    Planned(RulesetCreated),
+    /// The ruleset's descriptor.
+    Ready(OwnedFd),
+    /// The kernel made no ruleset of the plan (it handles none of the plan's rights): the
+    /// child refuses to run the command.
+    Unenforceable,
+}
+
+impl Landlock {
+    /// The descriptor of a planned ruleset (the landlock crate creates one exactly when
+    /// the kernel enforces some of it). Called in the parent.
+    pub fn ready(self) -> Landlock {
+        match self {
+            Landlock::Planned(rs) => Option::<OwnedFd>::from(rs).map_or(Landlock::Unenforceable, Landlock::Ready),
+            other => other,
+        }
+    }
 }
 
 impl ChildSpec {
@@ -48,7 +80,7 @@ impl ChildSpec {
             program,
             argv,
             envp,
-            ruleset: None,
+            landlock: Landlock::Off,
             filter: Vec::new(),
             sock,
             // SAFETY: getpid cannot fail.
@@ -62,15 +94,32 @@ impl ChildSpec {
 /// Starts the child with `CLONE_VM | CLONE_VFORK` on its own stack, as posix_spawn does:
 /// no page tables copied and no copy-on-write faults in the parent afterwards. The
 /// parent is suspended until the child execs or exits, so the shared memory is never
-/// used by both at once, and the child never allocates or frees.
-pub fn spawn(spec: ChildSpec) -> std::io::Result<libc::pid_t> {
+/// used by both at once, and the child never allocates or frees: the parent's thread may
+/// be suspended anywhere, its allocator's state half-changed. What the child runs is
+/// system calls on data prepared here (the Landlock ruleset made a descriptor first), and
+/// srt's allocator holds it to that: an allocation or free from the child ends it with
+/// [`Stage::Allocation`] ([`crate::arena::forbid_in_children`]).
+pub fn spawn(mut spec: ChildSpec) -> std::io::Result<libc::pid_t> {
     extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` points at the parent's spec, which the parent does not touch
         // until the child has exec'd or exited; this bitwise copy runs no destructor.
         let spec = unsafe { std::ptr::read(arg as *mut ChildSpec) };
         run(spec)
     }
-    clone_into(libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, spec, entry)
+    spec.landlock = spec.landlock.ready();
+    SETUP_SOCK.store(spec.sock, Ordering::Relaxed);
+    crate::arena::forbid_in_children(allocated_in_child);
+    let pid = clone_into(libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, spec, entry);
+    crate::arena::allow_in_children();
+    pid
+}
+
+/// The setup socket of the `CLONE_VM` child running now, for [`allocated_in_child`].
+static SETUP_SOCK: AtomicI32 = AtomicI32::new(-1);
+
+/// Called by srt's allocator in the `CLONE_VM` child, instead of allocating or freeing.
+fn allocated_in_child() -> ! {
+    report_failure(SETUP_SOCK.load(Ordering::Relaxed), Stage::Allocation, libc::ENOMEM)
 }
 
 /// Runs `entry(&spec)` in a clone of this process made with `flags`, on a fresh stack.
@@ -134,6 +183,7 @@ impl Stage {
             12 => Stage::Spawn,
             13 => Stage::Namespaces,
             14 => Stage::IdMaps,
+            15 => Stage::Allocation,
             _ => return None,
         })
     }
@@ -153,6 +203,7 @@ impl Stage {
             Stage::Spawn => "starting the command's process",
             Stage::Namespaces => "clone with new user, network, mount, PID and IPC namespaces",
             Stage::IdMaps => "mapping srt's uid and gid into the new user namespace",
+            Stage::Allocation => "starting the command (its process allocated memory in srt's own: a bug in srt)",
         }
     }
 }
@@ -165,7 +216,7 @@ pub struct ChildSpec {
     pub envp_ptrs: Vec<*const libc::c_char>,
     pub argv: Vec<CString>,
     pub envp: Vec<CString>,
-    pub ruleset: Option<RulesetCreated>,
+    pub landlock: Landlock,
     pub filter: Vec<SockFilter>,
     /// Our end of the setup socket (SOCK_SEQPACKET, close-on-exec).
     pub sock: RawFd,
@@ -190,7 +241,7 @@ pub(crate) fn report_failure(sock: RawFd, stage: Stage, errno: i32) -> ! {
 }
 
 /// Never returns: execs the command or exits 127 after telling the parent why.
-pub fn run(mut spec: ChildSpec) -> ! {
+pub fn run(spec: ChildSpec) -> ! {
     let sock = spec.sock;
     let fail = |stage: Stage, errno: i32| -> ! { report_failure(sock, stage, errno) };
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
@@ -218,17 +269,23 @@ pub fn run(mut spec: ChildSpec) -> ! {
     if let Err(e) = drop_capabilities() {
         fail(Stage::Capabilities, e);
     }
-    if let Some(rs) = spec.ruleset.take() {
-        match rs.restrict_self() {
-            Ok(st) if st.ruleset == RulesetStatus::NotEnforced => fail(Stage::LandlockNotEnforced, libc::ENOSYS),
-            Ok(_) => {}
-            Err(_) => fail(Stage::Landlock, errno()),
+    // no_new_privs: Landlock and, without CAP_SYS_ADMIN, seccomp need it
+    // SAFETY: plain prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } < 0 {
+        fail(Stage::Landlock, errno());
+    }
+    match &spec.landlock {
+        Landlock::Off => {}
+        Landlock::Ready(rs) => {
+            // SAFETY: plain syscall on a ruleset descriptor the spec owns, no flags. The
+            // descriptor is close-on-exec (as every ruleset is).
+            if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, rs.as_raw_fd(), 0u32) } < 0 {
+                fail(Stage::Landlock, errno());
+            }
         }
-    } else {
-        // SAFETY: plain prctl; seccomp without CAP_SYS_ADMIN needs no_new_privs.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } < 0 {
-            fail(Stage::Landlock, errno());
-        }
+        Landlock::Unenforceable => fail(Stage::LandlockNotEnforced, libc::ENOSYS),
+        // a parent that did not make it ready: never enforce less than planned
+        Landlock::Planned(_) => fail(Stage::Landlock, libc::EINVAL),
     }
     let listener = match seccomp::install(&spec.filter) {
         Ok(fd) => fd,
@@ -326,18 +383,5 @@ fn send_fd(sock: RawFd, fd: RawFd) -> Result<(), i32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_stage_round_trips_through_its_byte() {
-        for b in 0..=255u8 {
-            if let Some(s) = Stage::from_u8(b) {
-                assert_eq!(s as u8, b);
-            }
-        }
-        assert_eq!(Stage::from_u8(0), None);
-        assert_eq!(Stage::from_u8(Stage::IdMaps as u8 + 1), None);
-        assert_eq!((1..=Stage::IdMaps as u8).filter_map(Stage::from_u8).count(), Stage::IdMaps as usize);
-    }
-}
+#[path = "child_tests.rs"]
+mod tests;

@@ -8,7 +8,7 @@
 
 use std::os::fd::RawFd;
 
-use crate::process::child::{self, ChildSpec, Stage};
+use crate::process::child::{self, ChildSpec, Landlock, Stage};
 
 pub use crate::net::inside::{DNS_PORT, HTTP_PORT, SOCKS_PORT};
 
@@ -86,16 +86,20 @@ fn init(mut spec: InitSpec) -> ! {
         if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()) < 0 {
             fail(sock, Stage::Mounts, errno());
         }
-        // the ruleset was planned on the host's /proc and /dev/pts; these are new inodes
-        if spec.view.private_rules {
-            if let Some(rs) = spec.command.ruleset.take() {
-                match crate::fs::landlock::with_private_mounts(rs, spec.view.shm) {
-                    Ok(rs) => spec.command.ruleset = Some(rs),
-                    Err(e) => fail(sock, Stage::Landlock, e),
-                }
+    }
+    // the ruleset was planned on the host's /proc and /dev/pts; these are new inodes. Then
+    // made a descriptor here, as for the vfork child: the command's child only enters it.
+    let planned = std::mem::replace(&mut spec.command.landlock, Landlock::Unenforceable);
+    spec.command.landlock = match planned {
+        Landlock::Planned(rs) if spec.view.private_rules => {
+            match crate::fs::landlock::with_private_mounts(rs, spec.view.shm) {
+                Ok(rs) => Landlock::Planned(rs),
+                Err(e) => fail(sock, Stage::Landlock, e),
             }
         }
+        other => other,
     }
+    .ready();
     if let Err(e) = loopback_up() {
         fail(sock, Stage::Loopback, e);
     }

@@ -155,7 +155,10 @@ impl Call<'_> {
                 _ => libc::EIO,
             })
         };
-        if !pool.hand_out(t.parent.as_fd(), &t.name, &record).map_err(fail)? {
+        // the mode mkdir would give, set by the pool through its own descriptor before the
+        // move (by name afterwards, it could land on a directory swapped in meanwhile)
+        let mode = self.mode(mode);
+        if !pool.hand_out(t.parent.as_fd(), &t.name, mode, &record).map_err(fail)? {
             // namespace mode: the command's directory is on a mount of its own view, and a
             // rename from srt's mount of the pool to it crosses mounts. The same directory
             // on srt's side, checked to be the same inode, takes it, unless the command's
@@ -165,17 +168,10 @@ impl Call<'_> {
                 return Err(fail(libc::EROFS));
             }
             let ours = (pool.any_left()).then(|| same_dir_here(t)).flatten();
-            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name, &record).unwrap_or(false)) {
+            if !ours.is_some_and(|d| pool.hand_out(d.as_fd(), &t.name, mode, &record).unwrap_or(false)) {
                 tracing::debug!(path = %t.path.display(), "no pool directory left for this filesystem");
                 return Ok(false);
             }
-        }
-        // the mode through a descriptor of the directory itself: by name, a symlink swapped in
-        // meanwhile would be followed (mkdir's own bits only: no setuid)
-        let how = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-        if let Ok(dir) = sys::open_entry(t.parent.as_fd(), &t.name, how, 0) {
-            // SAFETY: plain syscall on a descriptor we own.
-            unsafe { libc::fchmod(dir.as_raw_fd(), self.mode(mode) & 0o1777) };
         }
         Ok(true)
     }
