@@ -44,7 +44,7 @@ mod escape {
     mod review_rules;
     mod review_second;
     mod review_shelf;
-    mod review_spots;
+    mod closed_stdio_and_pool_modes;
     mod review_srt_death;
     mod review_startup;
     mod review_third;
