@@ -5,11 +5,13 @@
 //! `pidfd_getfd`) to the proxy's address, never to an address read from the command's
 //! memory. Every other destination is refused.
 //!
-//! [`proxy`] starts the embedded proxy and names it to the command; [`route`] decides where
-//! each `connect()` may go; [`socket`] connects the command's own socket there;
+//! [`proxy`] starts the embedded proxy and names it to the command ([`external`] relays to
+//! an existing one in namespace mode); [`route`] decides where each `connect()` may go;
+//! [`socket`] connects the command's own socket there;
 //! [`local_addr`] gives the run a loopback address of its own for the command's local
 //! servers, and [`shown_addr`] shows the command the addresses it asked for; [`sock_diag`] asks the kernel about sockets.
 
+pub mod external;
 pub mod inside;
 pub mod local_addr;
 pub mod proxy;
