@@ -144,6 +144,7 @@ impl Net {
             transparent: self.transparent,
             namespaced: self.namespaced,
             landlock_tcp: false,
+            shared_proxy_from: self.external.map(|_| self.local.addr),
         }
     }
 
@@ -165,7 +166,7 @@ impl Net {
             if control_fd.is_some() {
                 crate::warn!("--control-fd has no effect: the existing proxy on the settings' ports decides");
             }
-            super::external::relay_to_external(inside.proxy, ports)?;
+            super::external::relay_to_external(inside.proxy, ports, self.local.addr)?;
             return Ok(None);
         }
         let log = if debug { Log::stderr() } else { Log::off() };
