@@ -1,8 +1,11 @@
 //! Tunnel slots: the proxy-wide cap, and per-client caps on connections, on open tunnels
 //! and on tunnels still waiting for their first flight, so one client of a shared
 //! `srt-proxy` cannot hold every slot (or every descriptor) while others wait. A client is
-//! a source address (TCP) or the Unix listener's peer; connections count before the client
-//! has shown a token, so a peer without one cannot fill the proxy-wide connection cap.
+//! a source address (TCP) or the Unix listener's peer: srt makes each run's connections to
+//! a shared proxy leave from a loopback address of the run's own, which the command cannot
+//! choose, so a client is a run (and `127.0.0.1` the pod's processes outside srt).
+//! Connections count before the client has shown a token, so a peer without one cannot
+//! fill the proxy-wide connection cap.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -61,9 +61,9 @@ struct Cli {
     /// then the tunnel is closed. The settings' network.firstFlightTimeout wins.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     first_flight_timeout: u64,
-    /// Most tunnels one client (source address; all of a Unix listener's clients count as
-    /// one) may hold open; more get 503 (SOCKS: general failure). Keeps one client of a
-    /// shared proxy from holding every slot.
+    /// Most tunnels one client (source address: srt gives each run its own; all of a Unix
+    /// listener's clients count as one) may hold open; more get 503 (SOCKS: general
+    /// failure). Keeps one client of a shared proxy from holding every slot.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     max_tunnels_per_client: usize,
     /// Most tunnels one client may hold that have not yet sent their first bytes.

@@ -20,6 +20,10 @@ pub struct Route {
     /// Landlock mode: Landlock refuses the command's own TCP connects and binds (ABI 4 and
     /// later; `--allow-weaker` runs without on older kernels).
     pub landlock_tcp: bool,
+    /// An existing proxy (`httpProxyPort`, a pod's sidecar) is shared by every run, which
+    /// tells runs apart by their source address: connects to it leave from this address of
+    /// the run's own, never from `127.0.0.1` (the pod's processes) or one the command chose.
+    pub shared_proxy_from: Option<Ipv4Addr>,
 }
 
 /// Where a `connect()` may go, decided from the address the command passed.
@@ -104,6 +108,33 @@ pub fn kernel_holds_any_address(route: &Route) -> bool {
     route.unix != UnixRule::Listed && (route.namespaced || route.landlock_tcp)
 }
 
+/// How a socket the command wants connected to a shared proxy gets to leave from the run's
+/// address ([`Route::shared_proxy_from`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Leave {
+    /// Not bound yet: bind it here first (any port).
+    Bind(SocketAddr),
+    /// Bound at the run's address already (the command bound it and srt placed it there).
+    AsIs,
+    /// Bound elsewhere (`allowLocalBinding` binds as asked; a bind to `::1` lands on the
+    /// run's second address): a socket of srt's own, bound at the run's address, takes its
+    /// place, so that the command cannot pick the identity the proxy counts it under.
+    Replace,
+}
+
+/// Where a socket of family `v6`, bound at `bound` (port 0: not bound; `None`: unknown),
+/// must leave from to reach a shared proxy as the run at `from`.
+pub fn leave_for_proxy(from: Ipv4Addr, v6: bool, bound: Option<SocketAddr>) -> Leave {
+    match bound {
+        Some(b) if b.port() == 0 && b.ip().is_unspecified() => {
+            let ip = if v6 { std::net::IpAddr::V6(from.to_ipv6_mapped()) } else { from.into() };
+            Leave::Bind(SocketAddr::new(ip, 0))
+        }
+        Some(b) if crate::net::local_addr::folded(b.ip()) == from => Leave::AsIs,
+        _ => Leave::Replace,
+    }
+}
+
 /// Pure decision on a raw sockaddr (tested without a kernel).
 pub fn judge(route: &Route, sa: &[u8]) -> Verdict {
     if sa.len() < 2 {
@@ -173,7 +204,24 @@ mod tests {
             transparent,
             namespaced,
             landlock_tcp: !namespaced,
+            shared_proxy_from: None,
         }
+    }
+
+    #[test]
+    fn connects_to_a_shared_proxy_leave_from_the_runs_address_only() {
+        let from = Ipv4Addr::new(127, 9, 8, 7);
+        assert_eq!(leave_for_proxy(from, false, Some(dest("0.0.0.0:0"))), Leave::Bind(dest("127.9.8.7:0")));
+        assert_eq!(leave_for_proxy(from, true, Some(dest("[::]:0"))), Leave::Bind(dest("[::ffff:127.9.8.7]:0")));
+        assert_eq!(leave_for_proxy(from, false, Some(dest("127.9.8.7:4321"))), Leave::AsIs);
+        assert_eq!(leave_for_proxy(from, true, Some(dest("[::ffff:127.9.8.7]:4321"))), Leave::AsIs);
+        assert_eq!(leave_for_proxy(from, false, Some(dest("127.9.8.7:0"))), Leave::AsIs, "IP_BIND_ADDRESS_NO_PORT");
+        // bound by the command elsewhere: the pod's own 127.0.0.1, an address it made up,
+        // the run's second address, the wildcard address on a port of its choice
+        for bound in ["127.0.0.1:4321", "127.0.0.2:4321", "127.9.8.8:4321", "[::ffff:127.9.8.8]:1", "0.0.0.0:4321"] {
+            assert_eq!(leave_for_proxy(from, false, Some(dest(bound))), Leave::Replace, "{bound}");
+        }
+        assert_eq!(leave_for_proxy(from, false, None), Leave::Replace, "unknown");
     }
 
     #[test]

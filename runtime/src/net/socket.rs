@@ -70,6 +70,32 @@ pub fn connect_to_proxy(sock: &OwnedFd, port: u16, v6: bool) -> i32 {
     connect_to(sock, &addr)
 }
 
+/// Binds `sock` to `addr` (port 0), so that it leaves from that address, its port chosen
+/// at connect as for an unbound socket (`IP_BIND_ADDRESS_NO_PORT`): a socket bound with
+/// port 0 would otherwise hold an ephemeral port of its own whatever its destination, and
+/// a run making many short connections would run out of them. Returns 0 or the errno.
+pub fn bind_source(sock: &impl AsRawFd, addr: &SocketAddr) -> i32 {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with a local int. Best effort: without it only the port choice
+    // differs, never the address.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    let (st, len) = sockaddr(addr);
+    // SAFETY: bind with a sockaddr we built, of the length given.
+    if unsafe { libc::bind(sock.as_raw_fd(), (&st as *const libc::sockaddr_storage).cast(), len) } < 0 {
+        last_errno()
+    } else {
+        0
+    }
+}
+
 /// Connects `sock` to `addr`, an address of srt's own; returns 0 or the errno.
 pub fn connect_to(sock: &impl AsRawFd, addr: &SocketAddr) -> i32 {
     let (storage, len) = sockaddr(addr);

@@ -1,4 +1,5 @@
-//! Landlock mode's `connect()`: the command may reach only srt's proxy. The supervisor
+//! Landlock mode's `connect()`: the command may reach only srt's proxy (or the existing
+//! proxy the settings name, from the run's own address: see [`net::Route`]). The supervisor
 //! never lets the command's own call proceed to an address it checked (the command could
 //! change the sockaddr afterwards); it connects a socket itself, to an address it holds.
 //!
@@ -10,11 +11,12 @@
 //! carrying over `O_NONBLOCK`, close-on-exec and the options the command set with
 //! `setsockopt` (trapped in landlock mode and recorded for this).
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use super::{Call, Outcome};
-use crate::net::{self, Verdict};
+use super::{sockets, Call, Outcome};
+use crate::net::{self, Leave, Verdict};
 use crate::seccomp::notify;
 
 /// Largest option value remembered (struct linger, timevals, ints fit).
@@ -56,17 +58,29 @@ impl Call<'_> {
             Verdict::Local { v6, dest } => return self.connect_local(&route, sockfd, v6, dest),
             Verdict::Unix => return self.connect_unix(&route, sockfd, &sa, true),
         };
+        let from = route.shared_proxy_from;
         match net::take_socket(self.req.pid, sockfd) {
             Ok(sock) => {
                 if !self.valid() {
                     return Outcome::Gone;
+                }
+                if let Some(from) = from {
+                    let placed = match net::leave_for_proxy(from, v6, sockets::local_name(sock.as_fd())) {
+                        Leave::AsIs => true,
+                        // a failed bind (another thread bound it meanwhile): replaced too
+                        Leave::Bind(at) => net::bind_source(&sock, &at) == 0,
+                        Leave::Replace => false,
+                    };
+                    if !placed {
+                        return self.replace_socket(sockfd, v6, port, None, Some(from));
+                    }
                 }
                 match net::connect_to_proxy(&sock, port, v6) {
                     0 => Outcome::Value(0),
                     e => Outcome::Fail(e),
                 }
             }
-            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port, None),
+            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, port, None, from),
             Err(e) => Outcome::Fail(e),
         }
     }
@@ -138,20 +152,41 @@ impl Call<'_> {
                 REFUSED_WITHOUT_GETFD.store(true, Ordering::Relaxed);
                 Outcome::Fail(libc::ENETUNREACH)
             }
-            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, route.port, Some(&preamble)),
+            Err(libc::EPERM | libc::ENOSYS) => self.replace_socket(sockfd, v6, route.port, Some(&preamble), None),
             Err(e) => Outcome::Fail(e),
         }
     }
 
     /// Connects a socket of ours to the proxy (writing `preamble` first, in transparent
-    /// mode) and puts it where the command's socket was.
-    fn replace_socket(&self, sockfd: i32, v6: bool, port: u16, preamble: Option<&[u8]>) -> Outcome {
+    /// mode; leaving from the run's address `from`, for a shared proxy) and puts it where
+    /// the command's socket was. Where it cannot leave from `from` the connect fails: the
+    /// proxy would count it as the pod's own client.
+    fn replace_socket(
+        &self,
+        sockfd: i32,
+        v6: bool,
+        port: u16,
+        preamble: Option<&[u8]>,
+        from: Option<Ipv4Addr>,
+    ) -> Outcome {
         let family = if v6 { libc::AF_INET6 } else { libc::AF_INET };
         // to loopback the connection is made at once, so blocking here costs nothing and a
         // non-blocking caller simply sees it completed (0), which POSIX allows
-        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| match preamble {
-            Some(p) => net::connect_transparent(sock, port, v6, p),
-            None => net::connect_to_proxy(sock, port, v6),
+        self.replace_socket_with(sockfd, family, libc::SOCK_STREAM, |sock| {
+            if let Some(from) = from {
+                let ip = if v6 { IpAddr::V6(from.to_ipv6_mapped()) } else { IpAddr::V4(from) };
+                match net::bind_source(sock, &SocketAddr::new(ip, 0)) {
+                    0 => {}
+                    e => {
+                        tracing::debug!(%from, errno = e, "cannot leave from the run's address for the shared proxy");
+                        return e;
+                    }
+                }
+            }
+            match preamble {
+                Some(p) => net::connect_transparent(sock, port, v6, p),
+                None => net::connect_to_proxy(sock, port, v6),
+            }
         })
     }
 
