@@ -77,16 +77,20 @@ escapes! {
     // Ways round Landlock's judgement of the parent directory: a symlink in a directory the
     // kernel may make files in (O_CREAT follows it) pointing at a protected name and
     // outside, a /proc/self/fd magic link to the working directory, and `open` (syscall 2)
-    // instead of `openat`. The kernel judges the directory the file would land in.
+    // instead of `openat`. The kernel judges the directory the file would land in. Since
+    // round 7 such links are refused as they are made (a link is a write to its target), so
+    // the opens meet no link; the magic link and `open` are tried all the same.
     native_bit_follows_no_link_out_of_a_new_directory =>
-        Scenario::new("mkdir d && ln -s ../.bashrc d/rc && ln -s ../../o/evil d/out && /usr/bin/python3 p.py")
+        Scenario::new("mkdir d; ln -s ../.bashrc d/rc; ln -s ../../o/evil d/out; /usr/bin/python3 p.py")
             .setup(|e: &Env| e.file(&e.w("p.py"), AROUND))
             .lacks("OPENED")
             .prints("TRIED")
             .absent("w/.bashrc")
             .absent("o/evil")
             .absent("w/by-magic-link")
-            .absent("w/by-open");
+            .absent("w/by-open")
+            .absent("w/d/rc")
+            .absent("w/d/out");
     // A library planted by a command where a later run, with another HOME, XDG_STATE_HOME
     // or TMPDIR, keeps its state (only this run's candidates are out of the command's
     // reach): it has the name, owner, mode and size srt looks for, so the later run must
