@@ -9,6 +9,7 @@ mod escape {
     pub mod probes;
     pub mod timed;
 
+    mod closed_stdio_and_pool_modes;
     mod connect_reread;
     mod devices;
     mod environment;
@@ -44,7 +45,6 @@ mod escape {
     mod review_rules;
     mod review_second;
     mod review_shelf;
-    mod closed_stdio_and_pool_modes;
     mod review_srt_death;
     mod review_startup;
     mod review_third;

@@ -83,14 +83,19 @@ escapes! {
     native_bit_follows_no_link_out_of_a_new_directory =>
         Scenario::new("mkdir d; ln -s ../.bashrc d/rc; ln -s ../../o/evil d/out; /usr/bin/python3 p.py")
             .setup(|e: &Env| e.file(&e.w("p.py"), AROUND))
-            .lacks("OPENED")
             .prints("TRIED")
             .absent("w/.bashrc")
             .absent("o/evil")
             .absent("w/by-magic-link")
             .absent("w/by-open")
-            .absent("w/d/rc")
-            .absent("w/d/out");
+            .check(|e: &Env, _| {
+                for l in ["d/rc", "d/out"] {
+                    if e.w(l).symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                        return Err(format!("{l} was made as a link"));
+                    }
+                }
+                Ok(())
+            });
     // A library planted by a command where a later run, with another HOME, XDG_STATE_HOME
     // or TMPDIR, keeps its state (only this run's candidates are out of the command's
     // reach): it has the name, owner, mode and size srt looks for, so the later run must

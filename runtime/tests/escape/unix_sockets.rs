@@ -84,13 +84,18 @@ fn a_and_b(e: &Env) {
 /// `tryc(label, path)`: connects, prints what the server says or why it was refused. The
 /// scripts beside it in O import it.
 const TRY_CONNECT: &str = r#"
-import socket
+import os, socket
 def tryc(label, p):
     s = socket.socket(socket.AF_UNIX); s.settimeout(3)
     try:
         s.connect(p); print(label, "->", s.recv(100).decode().strip(), flush=True)
     except OSError as e:
         print(label, "refused:", e, flush=True)
+def sym(target, name):
+    try:
+        os.symlink(target, name)
+    except OSError as e:
+        print("link", name, "refused:", e, flush=True)
 "#;
 
 /// `script` (importing [`TRY_CONNECT`]) run by the command with O as its argument.
@@ -105,8 +110,8 @@ o = sys.argv[1]
 from try_connect import tryc
 tryc("listed", o + "/a.sock")
 tryc("unlisted", o + "/b.sock")
-os.symlink(o + "/b.sock", "lnk"); tryc("symlink", "lnk")
-os.symlink(o, "dirlnk"); tryc("dir symlink", "dirlnk/b.sock")
+tryc("symlink", "lnk")
+tryc("dir symlink", "dirlnk/b.sock")
 fd = os.open(o + "/b.sock", os.O_PATH); tryc("proc-self-fd", "/proc/self/fd/%d" % fd)
 tryc("dev-fd", "/dev/fd/%d" % fd)
 tryc("proc-pid-fd", "/proc/%d/fd/%d" % (os.getpid(), fd))
@@ -184,10 +189,10 @@ print("connected", ok, "times")
 const REPLACE_LISTED: &str = r#"
 import os, socket, sys
 o = sys.argv[1]
-from try_connect import tryc
+from try_connect import tryc, sym
 tryc("listed before", "a.sock")
 os.rename("a.sock", "gone.sock")
-os.symlink(o + "/b.sock", "a.sock"); tryc("listed path now a symlink", "a.sock")
+sym(o + "/b.sock", "a.sock"); tryc("listed path now a symlink", "a.sock")
 "#;
 
 /// A listed directory: sockets beneath it are reached, by any spelling; others are not.
@@ -196,10 +201,10 @@ import os, socket, sys
 o = sys.argv[1]
 from try_connect import tryc
 tryc("beneath", o + "/socks/a.sock")
-os.symlink(o + "/socks/a.sock", "lnk"); tryc("symlink into it", "lnk")
+tryc("symlink into it", "lnk")
 tryc("beside", o + "/b.sock")
 tryc("dotdot out of it", o + "/socks/../b.sock")
-os.symlink(o + "/b.sock", "lnk2"); tryc("symlink out of it", "lnk2")
+tryc("symlink out of it", "lnk2")
 "#;
 
 /// Abstract names: the host's (landlock mode: refused; namespace mode: not in the
@@ -246,17 +251,31 @@ pub(super) fn listed(s: Scenario) -> Scenario {
     s.with("network.allowUnixSockets", json!(["{O}/a.sock"]))
 }
 
+/// Links the host made in W before the run (the command's own links to places it may not
+/// write are refused as they are made: see `links_as_writes`), each `(name, target in O)`.
+fn host_links(links: &'static [(&'static str, &'static str)]) -> impl Fn(&Env) {
+    move |e: &Env| {
+        for (name, target) in links {
+            std::os::unix::fs::symlink(e.o(target), e.w(name)).unwrap();
+            e.own_tree(&e.w(name));
+        }
+    }
+}
+
 fn spellings() -> Scenario {
-    listed(tries("spell.py", SPELLINGS)).setup(a_and_b).prints("listed -> HELLO-a.sock").lacks("HELLO-b.sock").check(
-        |_, o| {
+    listed(tries("spell.py", SPELLINGS))
+        .setup(a_and_b)
+        .setup(host_links(&[("lnk", "b.sock"), ("dirlnk", "")]))
+        .prints("listed -> HELLO-a.sock")
+        .lacks("HELLO-b.sock")
+        .check(|_, o| {
             let refused = o.text.matches(" refused:").count();
             if refused == 10 {
                 Ok(())
             } else {
                 Err(format!("expected 10 refused spellings, got {refused}: {}", o.text))
             }
-        },
-    )
+        })
 }
 
 escapes! {
@@ -285,6 +304,7 @@ escapes! {
             host_socket_at(e, &e.o("socks/a.sock"), "in-dir", true);
             host_socket(e, "b.sock", false);
         })
+        .setup(host_links(&[("lnk", "socks/a.sock"), ("lnk2", "b.sock")]))
         .prints("beneath -> HELLO-in-dir").prints("symlink into it -> HELLO-in-dir")
         .prints("beside refused").prints("dotdot out of it refused").prints("symlink out of it refused");
     // abstract names: the host's stay out of reach
