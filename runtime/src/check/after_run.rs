@@ -56,7 +56,15 @@ pub fn check(h: &Header, entries: &[Entry], all_gone: bool) -> Report {
     c.a.refuse_made_dirs(crate::fs::protected_names::project_dir_name);
     // a link leads somewhere new when it or a directory on its way moves: each one made,
     // and each one in a directory moved, is judged again where it stands now
-    c.a.judge_links(h.link_policy());
+    let pol = h.link_policy();
+    c.a.judge_links(Box::new(move |dir, text| {
+        use crate::fs::name_rules::{symlink_to, Verdict};
+        let d = crate::fs::link_target::destination(dir, text);
+        match symlink_to(&pol, &d.path, d.is_dir, d.host_writes) {
+            Verdict::Refuse(why) => Some(format!("{why}: it leads to {}", d.path.display())),
+            _ => None,
+        }
+    }));
     for g in &h.guarded {
         c.git_dir_at(g);
     }

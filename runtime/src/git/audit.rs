@@ -77,6 +77,9 @@ fn top_level(roots: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// A symlink's directory and contents -> `Some(why)` to move it aside.
+pub(crate) type LinkJudge = Box<dyn Fn(&Path, &OsStr) -> Option<String>>;
+
 pub(crate) struct Auditor {
     since: Stamp,
     allow_git_config: bool,
@@ -92,9 +95,8 @@ pub(crate) struct Auditor {
     made_dirs_refused: Option<fn(&OsStr) -> bool>,
     /// Entries a walk reads before it stops ([`MAX_ENTRIES`]; smaller in unit tests).
     max_entries: usize,
-    /// The check after a run: the policy symlinks a walk meets are judged by
-    /// ([`Auditor::judge_links`]).
-    links: Option<crate::fs::policy::FsPolicy>,
+    /// The check after a run's judge of symlinks a walk meets ([`Auditor::judge_links`]).
+    links: Option<LinkJudge>,
 }
 
 /// A directory waiting to be read, and the mode to give it back when srt had to open it up.
@@ -118,13 +120,6 @@ impl Auditor {
             max_entries: MAX_ENTRIES,
             links: None,
         }
-    }
-
-    /// From now on a walk moves aside each directory whose name `refused` matches and that
-    /// was made or changed during the run, instead of walking into it: what the supervisor
-    /// refuses to make, when the kernel made it (below the pool's directories).
-    pub(crate) fn refuse_made_dirs(&mut self, refused: fn(&OsStr) -> bool) {
-        self.made_dirs_refused = Some(refused);
     }
 
     /// `.git` files and symlinks made during the run: what they name is a git directory,

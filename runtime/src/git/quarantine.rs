@@ -14,6 +14,13 @@ use super::{Auditor, Quarantined};
 use crate::git::dirfd::{c_path, fstat, libc_cwd, lstat_at, mine, open_dir};
 
 impl Auditor {
+    /// From now on a walk moves aside each directory whose name `refused` matches and that
+    /// was made or changed during the run, instead of walking into it: what the supervisor
+    /// refuses to make, when the kernel made it (below the pool's directories).
+    pub(crate) fn refuse_made_dirs(&mut self, refused: fn(&OsStr) -> bool) {
+        self.made_dirs_refused = Some(refused);
+    }
+
     /// A directory whose name the check refuses ([`Auditor::refuse_made_dirs`]), made or
     /// changed during the run.
     pub(super) fn made_and_refused(&self, dir: BorrowedFd<'_>, name: &CStr) -> bool {
