@@ -10,3 +10,9 @@ pub fn under(p: &Path, base: &Path) -> bool {
     let (p, b) = (p.as_os_str().as_bytes(), base.as_os_str().as_bytes());
     p.starts_with(b) && (p.len() == b.len() || b == b"/" || p[b.len()] == b'/')
 }
+
+/// The home the password database gives the user srt runs as.
+pub fn passwd_home() -> Option<std::path::PathBuf> {
+    let user = nix::unistd::User::from_uid(nix::unistd::Uid::current()).ok()??;
+    Some(user.dir).filter(|d| d.is_absolute())
+}

@@ -26,52 +26,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::fs::state_dir::owned_private;
-use crate::git::audit::Stamp;
 
-/// What the check needs to know about the run, decided at launch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Header {
-    /// The writable trees (absolute, canonical).
-    pub roots: Vec<PathBuf>,
-    /// The run's start on the ctime clock.
-    pub since: Stamp,
-    /// Guarded git directories that already were repositories at launch.
-    pub trusted: Vec<PathBuf>,
-    /// Every git directory the rules guarded (whether or not it existed at launch).
-    pub guarded: Vec<PathBuf>,
-    /// The run's directory pools ([`crate::fs::pool`]), removed by the check.
-    pub pools: Vec<PathBuf>,
-    /// `allowGitConfig`.
-    pub allow_git_config: bool,
-    /// The run's private TMPDIR (removed after the run; skipped by the check).
-    pub tmpdir: PathBuf,
-    /// Write-denied paths inside the writable trees, and the home rules' `$HOME` with the
-    /// `allowWrite` entries below it: what [`Header::link_policy`] judges links made during
-    /// the run by.
-    pub denied: Vec<PathBuf>,
-    pub home: Option<PathBuf>,
-    pub home_allow: Vec<String>,
-}
-
-impl Header {
-    /// The part of the run's policy the check judges links by
-    /// ([`crate::fs::name_rules::symlink_to`]): its writable trees, the write-denied paths in
-    /// them, its git directories and the home rules (without the user's `denyWrite` below
-    /// `$HOME`, which `denied` carries, and without XDG bases moved elsewhere).
-    pub fn link_policy(&self) -> crate::fs::policy::FsPolicy {
-        crate::fs::policy::FsPolicy {
-            write: self.roots.clone(),
-            deny_write: self.denied.clone(),
-            git_dirs: self.guarded.clone(),
-            home: self.home.as_ref().map(|home| crate::fs::policy::HomePolicy {
-                home: home.clone(),
-                allow: self.home_allow.clone(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
-}
+#[path = "journal_header.rs"]
+mod header;
+pub use header::Header;
+use header::{encode_header, record, TAG_SINCE};
 
 /// One thing the command made that the check must look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,16 +49,6 @@ pub enum Entry {
     Shm { path: PathBuf, dev: u64, ino: u64 },
 }
 
-const TAG_ROOT: u8 = b'R';
-const TAG_SINCE: u8 = b'S';
-const TAG_TRUSTED: u8 = b'T';
-const TAG_GUARDED: u8 = b'U';
-const TAG_POOL: u8 = b'P';
-const TAG_ALLOW_GIT_CONFIG: u8 = b'G';
-const TAG_TMPDIR: u8 = b'M';
-const TAG_DENIED: u8 = b'X';
-const TAG_HOME: u8 = b'E';
-const TAG_HOME_ALLOW: u8 = b'A';
 const TAG_DIR: u8 = b'D';
 const TAG_MOVED: u8 = b'V';
 const TAG_SPECIAL: u8 = b'L';
@@ -117,43 +66,6 @@ pub struct Journal {
     len: AtomicU64,
     /// The cap was reached and said once.
     full: AtomicBool,
-}
-
-fn record(tag: u8, payload: &[u8]) -> Vec<u8> {
-    let mut r = Vec::with_capacity(payload.len() + 2);
-    r.push(tag);
-    r.extend_from_slice(payload);
-    r.push(0);
-    r
-}
-
-fn encode_header(h: &Header) -> Vec<u8> {
-    let mut out = Vec::new();
-    for r in &h.roots {
-        out.extend(record(TAG_ROOT, r.as_os_str().as_bytes()));
-    }
-    out.extend(record(TAG_SINCE, format!("{}.{}", h.since.sec, h.since.nsec).as_bytes()));
-    for t in &h.trusted {
-        out.extend(record(TAG_TRUSTED, t.as_os_str().as_bytes()));
-    }
-    for g in &h.guarded {
-        out.extend(record(TAG_GUARDED, g.as_os_str().as_bytes()));
-    }
-    for p in &h.pools {
-        out.extend(record(TAG_POOL, p.as_os_str().as_bytes()));
-    }
-    out.extend(record(TAG_ALLOW_GIT_CONFIG, if h.allow_git_config { b"1" } else { b"0" }));
-    out.extend(record(TAG_TMPDIR, h.tmpdir.as_os_str().as_bytes()));
-    for d in &h.denied {
-        out.extend(record(TAG_DENIED, d.as_os_str().as_bytes()));
-    }
-    if let Some(home) = &h.home {
-        out.extend(record(TAG_HOME, home.as_os_str().as_bytes()));
-    }
-    for a in &h.home_allow {
-        out.extend(record(TAG_HOME_ALLOW, a.as_bytes()));
-    }
-    out
 }
 
 impl Journal {
@@ -316,18 +228,7 @@ pub fn read(path: &Path) -> std::io::Result<(Header, Vec<Entry>)> {
 
 fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
     let bad = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
-    let mut h = Header {
-        roots: Vec::new(),
-        since: Stamp { sec: 0, nsec: 0 },
-        trusted: Vec::new(),
-        guarded: Vec::new(),
-        pools: Vec::new(),
-        allow_git_config: false,
-        tmpdir: PathBuf::new(),
-        denied: Vec::new(),
-        home: None,
-        home_allow: Vec::new(),
-    };
+    let mut h = Header::empty();
     let mut since = false;
     let mut entries = Vec::new();
     let mut rest = buf;
@@ -337,24 +238,11 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
         let Some((&tag, payload)) = rec.split_first() else { return Err(bad("empty record")) };
         let p = || PathBuf::from(OsStr::from_bytes(payload));
         match tag {
-            TAG_ROOT => h.roots.push(p()),
-            TAG_TRUSTED => h.trusted.push(p()),
-            TAG_GUARDED => h.guarded.push(p()),
-            TAG_POOL => h.pools.push(p()),
-            TAG_TMPDIR => h.tmpdir = p(),
-            TAG_DENIED => h.denied.push(p()),
-            TAG_HOME => h.home = Some(p()),
-            TAG_HOME_ALLOW => h.home_allow.push(String::from_utf8_lossy(payload).into_owned()),
-            TAG_ALLOW_GIT_CONFIG => h.allow_git_config = payload == b"1",
             TAG_SINCE => {
-                let s = std::str::from_utf8(payload).map_err(|_| bad("bad start stamp"))?;
-                let (sec, nsec) = s.split_once('.').ok_or_else(|| bad("bad start stamp"))?;
-                h.since = Stamp {
-                    sec: sec.parse().map_err(|_| bad("bad start stamp"))?,
-                    nsec: nsec.parse().map_err(|_| bad("bad start stamp"))?,
-                };
+                h.since = header::stamp(payload).ok_or_else(|| bad("bad start stamp"))?;
                 since = true;
             }
+            t if header::TAGS.contains(&t) => header::record_into(&mut h, t, payload).map_err(bad)?,
             TAG_DIR => entries.push(Entry::Dir(p())),
             TAG_MOVED => entries.push(Entry::Moved(p())),
             TAG_SPECIAL => entries.push(Entry::Special(p())),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::git::audit::Stamp;
 
 fn header(dir: &Path) -> Header {
     Header {
@@ -10,8 +11,16 @@ fn header(dir: &Path) -> Header {
         allow_git_config: true,
         tmpdir: PathBuf::from("/tmp/srt-1-abc"),
         denied: vec![dir.join("w/.bashrc")],
-        home: Some(dir.join("w")),
-        home_allow: vec![".npm".into()],
+        tops: vec![dir.join("w")],
+        dot_tops: vec![dir.join("w")],
+        top_dot_files: vec![dir.join("w/.prettierrc")],
+        mediated: vec![dir.join("w/big")],
+        home: Some(crate::fs::policy::HomePolicy {
+            home: dir.join("w"),
+            allow: vec![".npm".into()],
+            deny: vec![".bash_history".into()],
+            xdg: vec![(dir.join("cfg"), ".config".into()), (dir.join("data"), ".local/share".into())],
+        }),
     }
 }
 

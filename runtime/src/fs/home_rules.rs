@@ -127,7 +127,34 @@ pub(super) fn home_rules(
         xdg.push((base, PathBuf::from(stands_for)));
     }
     policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
+    linked_dot_entries(policy, home);
     Ok(elsewhere)
+}
+
+/// Dot-entries of the home, and entries of its `.config`, that are symlinks at launch lead
+/// elsewhere (GNU stow's `~/.zshenv -> dotfiles/zshenv`, `~/.config/nvim ->
+/// ../dotfiles/nvim`): the home rules judge names below the home, so where such a link
+/// leads inside a writable tree is write-denied as the name is, unless the name is open.
+fn linked_dot_entries(policy: &mut FsPolicy, home: &Path) {
+    let Some(h) = policy.home.clone() else { return };
+    let listed = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.flatten()
+                    .take(crate::fs::mandatory::LISTING_MAX * 4)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let dots = listed(home).into_iter().filter(|p| p.file_name().is_some_and(|n| n.as_encoded_bytes()[0] == b'.'));
+    for link in dots.chain(listed(&home.join(".config"))) {
+        let to = canonical(&link);
+        if h.protects(&link) && policy.in_write_tree(&to) {
+            policy.deny_write.push(to);
+        }
+    }
 }
 
 /// `p` with its components collected, or `None` when that changes it (a repeated or

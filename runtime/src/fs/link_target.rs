@@ -24,6 +24,12 @@ pub struct Destination {
 /// Where a symlink made in the directory `dir` (canonical) with the contents `text` leads.
 pub fn destination(dir: &Path, text: &OsStr) -> Destination {
     let path = resolve(dir, Path::new(text));
+    // `/proc/self/cwd/x`, `/dev/fd/3/x`: what these lead to depends on the process that
+    // follows the link, not on srt, so no answer srt finds here would hold for a host
+    // program; taken as the place no command may write
+    if ["/proc", "/dev/fd"].iter().any(|p| crate::paths::under(&path, Path::new(p))) {
+        return Destination { path: PathBuf::from("/proc"), is_dir: true, host_writes: true };
+    }
     let meta = std::fs::metadata(&path);
     let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
     let host_writes = match meta {
@@ -54,7 +60,9 @@ fn resolve(dir: &Path, text: &Path) -> PathBuf {
             continue;
         }
         cur.push(&n);
-        if missing {
+        // magic links there are srt's own (its cwd, its descriptors): not followed
+        if missing || cur == Path::new("/proc") || cur == Path::new("/dev/fd") {
+            missing |= cur.starts_with("/proc") || cur.starts_with("/dev/fd");
             continue;
         }
         match std::fs::symlink_metadata(&cur) {
@@ -116,6 +124,11 @@ mod tests {
         assert_eq!(at("a", "/etc/../etc/passwd").path, PathBuf::from("/etc/passwd"));
         assert_eq!(at("a", "../../../../../../../..").path, PathBuf::from("/"));
         assert!(at("a", "new").host_writes, "a missing name in a directory of ours can be made");
+        for magic in ["/proc/self/cwd/bin/git", "/proc/1/root/etc/passwd", "/dev/fd/3/x", "/dev/stdout"] {
+            let d = at("a", magic);
+            assert_eq!(d.path, PathBuf::from("/proc"), "{magic} is judged as /proc: {d:?}");
+            assert!(d.is_dir && d.host_writes, "{magic}");
+        }
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

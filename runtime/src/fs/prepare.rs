@@ -71,7 +71,9 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     // so these need no realpath unless the entry itself (or `.claude`) is a symlink.
     let cwd = canonical(cx.cwd);
     // the writable trees as the settings give them: TMPDIR and devices come later
-    let roots: Vec<PathBuf> = policy.write.iter().filter(|w| w.is_dir()).cloned().collect();
+    // a root missing at launch is a top all the same: the command may make it (landlock mode)
+    let roots: Vec<PathBuf> =
+        policy.write.iter().filter(|w| w.is_dir() || w.symlink_metadata().is_err()).cloned().collect();
     let mandatory = mandatory_denies(&cwd, &roots, s.search_depth());
     policy.mediated = mandatory.mediated;
     policy.tops = mandatory.tops;
@@ -285,21 +287,20 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// directory of millions (what lies past it is judged by the supervisor's rule alone).
 const TOP_LISTING_MAX: usize = 100_000;
 
-/// The tops' dot-entries ([`FsPolicy::dot_tops`]): each top but the home and a shared
-/// scratch directory fails closed for new ones; an unnamed dot-directory that exists is
-/// write-denied whole (the Landlock plan and namespace mode's mounts then refuse it
-/// natively), an unnamed dot-file stays writable.
+/// The tops' dot-entries ([`FsPolicy::dot_tops`]): each top but the home and the system's
+/// shared scratch directories fails closed for new ones; an unnamed dot-directory that
+/// exists is write-denied whole (the Landlock plan and namespace mode's mounts then refuse
+/// it natively), an unnamed dot-file stays writable, but in the user's own home when
+/// `$HOME` names another (its `.zshenv` is no project file).
 fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>) {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
+    let passwd_home = std::cell::OnceCell::new();
     for t in policy.tops.clone() {
-        if Some(t.as_path()) == home {
+        if Some(t.as_path()) == home || shared_scratch(&t) {
             continue;
         }
-        match std::fs::metadata(&t) {
-            Ok(m) if !m.is_dir() => continue,
-            Ok(m) if m.permissions().mode() & 0o1002 == 0o1002 => continue,
-            _ => {}
+        if t.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            continue;
         }
         policy.dot_tops.push(t.clone());
         let Ok(listing) = std::fs::read_dir(&t) else { continue };
@@ -311,13 +312,24 @@ fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>) {
                 continue;
             }
             let p = t.join(&name);
-            if e.file_type().is_ok_and(|f| f.is_dir()) {
+            let own_home = || passwd_home.get_or_init(|| crate::paths::passwd_home().map(|h| canonical(&h))).as_ref();
+            if e.file_type().is_ok_and(|f| f.is_dir()) || own_home() == Some(&t) {
                 policy.deny_write.push(p);
             } else {
                 policy.top_dot_files.push(p);
             }
         }
     }
+}
+
+/// `/tmp` or `/var/tmp`, sticky and writable by all: shared scratch space, not a project,
+/// whose top other programs fill with dot-entries (`.X11-unix`, `.X0-lock`). Decided by
+/// what the command cannot change (which directory it is), not only by its mode, which a
+/// command may set on its own project (`chmod 1777 .`).
+fn shared_scratch(t: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let system = t == Path::new("/tmp") || t == Path::new("/var/tmp");
+    system && std::fs::metadata(t).is_ok_and(|m| m.permissions().mode() & 0o1002 == 0o1002)
 }
 
 /// Existing paths the policy protects: write-denied ones and git directories' guarded

@@ -41,7 +41,8 @@ pub fn prepare(
     // auto is settled by the caller (a run tries namespace mode first; explain probes)
     let mode = if mode == NetworkMode::Auto { NetworkMode::Landlock } else { mode };
     let cwd = std::env::current_dir().map_err(LaunchError::Cwd)?;
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    // without $HOME the user's own home still has its rules (a shell would use it too)
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).or_else(crate::paths::passwd_home);
     let ttys = own_ttys();
     // every place a state directory may be, not only this run's: a journal planted in
     // another one would be finished by a later run
@@ -97,7 +98,8 @@ pub fn prepare(
 /// directory's real location.
 pub fn unix_socket_paths(settings: &Settings) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    // without $HOME the user's own home still has its rules (a shell would use it too)
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).or_else(crate::paths::passwd_home);
     let list = settings.network.allow_unix_sockets.as_deref().unwrap_or(&[]);
     let real = |p: PathBuf| {
         std::fs::canonicalize(&p).unwrap_or_else(|_| match (p.parent().map(std::fs::canonicalize), p.file_name()) {
@@ -159,7 +161,8 @@ pub(crate) fn make_pool(settings: &Settings, state_dir: Option<&Path>) -> Option
         return None;
     }
     let cwd = std::env::current_dir().ok()?;
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    // without $HOME the user's own home still has its rules (a shell would use it too)
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).or_else(crate::paths::passwd_home);
     if !prepare::in_allow_write(settings, &cwd, home.as_deref(), &cwd) {
         return None;
     }
@@ -207,8 +210,11 @@ pub(crate) fn open_journal(
         allow_git_config: policy.allow_git_config,
         tmpdir: tmp.to_path_buf(),
         denied: policy.deny_write.iter().filter(|d| policy.in_write_tree(d)).cloned().collect(),
-        home: policy.home.as_ref().map(|h| h.home.clone()),
-        home_allow: policy.home.as_ref().map(|h| h.allow.clone()).unwrap_or_default(),
+        tops: policy.tops.clone(),
+        dot_tops: policy.dot_tops.clone(),
+        top_dot_files: policy.top_dot_files.clone(),
+        mediated: policy.mediated.clone(),
+        home: policy.home.clone(),
     };
     crate::check::journal::Journal::create(state_dir, &header)
         .map_err(|source| LaunchError::Journal { path: state_dir.to_path_buf(), source })

@@ -74,6 +74,14 @@ impl Call<'_> {
             if let Verdict::Refuse(r) = name_rules::link(&self.sup.policy, &src.path, &dst.path) {
                 return Ok(self.refuse(&dst, r));
             }
+            // a second name for a link or a special file is one as much as the first: kept
+            // out of git directories, and in the journal whatever the kind seen here (another
+            // thread may swap one in before linkat acts by name), so the check after the run
+            // judges it again where it stands
+            if sys::file_type(&st) != libc::S_IFREG {
+                self.outside_git_dirs(&dst)?;
+            }
+            self.journal(Entry::Special(dst.path.clone()))?;
             self.git_name_made(&dst)?;
             // SAFETY: plain syscall with live fds and NUL-terminated names.
             let r = unsafe {

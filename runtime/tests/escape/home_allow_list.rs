@@ -58,4 +58,24 @@ escapes! {
     nvim_sessions => nvim_code(".local/state/nvim/sessions/proj.vim");
     nvim_new_plugin_state => nvim_code(".local/state/nvim/someplugin/init.lua");
     every_default_entry_in_both_modes => every_entry();
+    // GNU stow and hand-made dotfiles: a home entry that is a link at launch protects the
+    // place it leads to as well (round 7's second review)
+    stowed_dotfiles => Scenario::new(
+        "echo evil >> .ssh/authorized_keys; echo evil >> .config/nvim/init.lua; echo evil >> .zshenv; \
+         echo evil >> dotfiles/ssh/authorized_keys; echo evil >> dotfiles/zshenv")
+        .env("HOME", "{W}")
+        .setup(|e| {
+            e.file(&e.w("dotfiles/ssh/authorized_keys"), "k\n");
+            e.file(&e.w("dotfiles/zshenv"), "#z\n");
+            e.dir(&e.w("dotfiles/nvim"));
+            e.dir(&e.w(".config"));
+            for (name, to) in [(".ssh", "dotfiles/ssh"), (".zshenv", "dotfiles/zshenv"), (".config/nvim", "../dotfiles/nvim")] {
+                std::os::unix::fs::symlink(to, e.w(name)).unwrap();
+                e.own_tree(&e.w(name));
+            }
+        })
+        .fails()
+        .holds("w/dotfiles/ssh/authorized_keys", "k\n")
+        .holds("w/dotfiles/zshenv", "#z\n")
+        .absent_w("dotfiles/nvim/init.lua");
 }

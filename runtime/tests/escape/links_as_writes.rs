@@ -92,6 +92,36 @@ escapes! {
         });
 }
 
+/// Round 7's second review: a link allowed where it was made, re-aimed later by replacing
+/// a link on its way (`b`), must not survive the run, also when it got its name by a hard
+/// link (the journal missed those) and when it leads to a project name at the top.
+/// `in_home`: W is `$HOME` (else a project the home rules do not cover).
+fn re_aimed(cmd: &'static str, name: &'static str, in_home: bool) -> Scenario {
+    let s = Scenario::new(cmd);
+    let s = if in_home { s.env("HOME", "{W}") } else { s };
+    s.setup(|e| e.file(&e.w(".bashrc"), "# rc\n")).check(move |e, _| no_link(e, name)).holds("w/.bashrc", "# rc\n")
+}
+
+mod re_aimed {
+    use super::*;
+
+    escapes! {
+    hard_linked_link_re_aimed => re_aimed(
+        r#"mkdir -p d1/d2/d3/d4/d5/d6 && ln -s d1/d2/d3/d4/d5/d6 b &&
+           ln -s "b/../../../../../..$HOME/.bashrc" L && ln -P L .bash_history && rm L && rm b && ln -s d1 b"#,
+        ".bash_history", true);
+    link_re_aimed_at_a_project_name => re_aimed(
+        r#"mkdir -p d1/d2/x d1/x && ln -s d1/d2/x b && ln -s b/../../.mcp.json L && rm b && ln -s d1/x b"#,
+        "L", false);
+    link_re_aimed_at_a_new_dot_entry => re_aimed(
+        r#"mkdir -p d1/d2/x d1/x sub && ln -s d1/d2/x b && ln -s ../b/../../.newagent sub/L && rm b && ln -s d1/x b"#,
+        "sub/L", false);
+    // what a link through /proc or /dev/fd leads to depends on the process that follows it
+    proc_self_cwd => home_link("/proc/self/cwd/notes.txt", ".bash_history");
+    dev_fd => home_link("/dev/fd/1", "notes.log");
+    }
+}
+
 /// What still works: links inside the writable tree, and (for a user who is not root)
 /// links to files the host user cannot write either, as a venv's interpreter.
 mod still_allowed {

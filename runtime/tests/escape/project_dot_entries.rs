@@ -45,6 +45,26 @@ escapes! {
         .absent("o/.newagent");
 }
 
+mod tops_of_every_root {
+    use super::*;
+
+    escapes! {
+    // a root missing at launch is a top all the same (landlock mode makes it; namespace
+    // mode cannot)
+    root_made_during_the_run => Scenario::new(
+        r#"mkdir -p "$O/new" && cd "$O/new" && { mkdir .newagent; echo x > .envrc; echo x > .mcp.json; true; }"#)
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}/new"]))
+        .absent("o/new/.newagent")
+        .absent("o/new/.envrc")
+        .absent("o/new/.mcp.json");
+    // a project made sticky and writable by all is not shared scratch space: the next run
+    // in it still fails closed
+    sticky_project_top => Scenario::new("chmod 1777 . ; true")
+        .then("mkdir .newagent && echo '{}' > .newagent/settings.json")
+        .absent_w(".newagent");
+    }
+}
+
 /// What real builds and tests make at the top keeps working, and a dot-file that existed
 /// at launch stays writable.
 mod still_allowed {
