@@ -220,7 +220,12 @@ pub fn home_rule(rel: &Path, user: HomeSettings<'_>) -> HomeRule {
     if denied {
         return HomeRule::UserDenied;
     }
-    if let Some(a) = HOME_ALLOW.iter().find(|a| covers(a.path, rel) && enabled(a)) {
+    // a file entry names that file only: nothing below it (made as a directory) is data
+    let named = |a: &Allowed| match a.kind {
+        Kind::Dir => covers(a.path, rel),
+        Kind::File => names(rel).is_some_and(|n| n.len() == a.path.split('/').count()) && covers(a.path, rel),
+    };
+    if let Some(a) = HOME_ALLOW.iter().find(|a| named(a) && enabled(a)) {
         return HomeRule::Allowed(Some(a));
     }
     if user.allow.iter().any(|a| covers(a, rel)) {

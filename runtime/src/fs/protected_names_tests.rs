@@ -319,3 +319,16 @@ fn nvim_state_is_allowed_by_its_data_only() {
         assert!(!HOME.iter().any(|e| lies_below(e.path, p(a.path))), "{} holds protected entries", a.path);
     }
 }
+
+/// A file entry of the allow-list names that file: made as a directory, what goes below it
+/// is no history or log (round 7's second review).
+#[test]
+fn file_entries_allow_nothing_below_them() {
+    let rule = |rel: &str| home_rule(p(rel), HomeSettings { allow: &[], deny: &[] });
+    assert!(matches!(rule(".local/state/nvim/log"), HomeRule::Allowed(Some(_))));
+    assert!(matches!(rule(".bash_history"), HomeRule::Allowed(Some(_))));
+    for below in [".local/state/nvim/log/init.lua", ".bash_history/x", ".viminfo/plugin.vim"] {
+        assert!(!matches!(rule(below), HomeRule::Allowed(_)), "{below}: {:?}", rule(below));
+    }
+    assert!(matches!(rule(".npm/_logs/x/y.log"), HomeRule::Allowed(Some(_))), "directory entries cover their tree");
+}
