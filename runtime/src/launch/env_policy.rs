@@ -72,10 +72,13 @@ pub fn build(policy: &Environment, vars: Vec<(OsString, OsString)>, own: &[(Stri
     kept.extend(own.iter().map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes())));
     let envp = kept
         .into_iter()
-        .filter_map(|(mut k, v)| {
-            k.push(b'=');
-            k.extend(v);
-            CString::new(k).ok()
+        .filter_map(|(k, v)| {
+            // one allocation, already the size CString needs with its NUL
+            let mut entry = Vec::with_capacity(k.len() + v.len() + 2);
+            entry.extend_from_slice(&k);
+            entry.push(b'=');
+            entry.extend_from_slice(&v);
+            CString::new(entry).ok()
         })
         .collect();
     Built { envp, report }
