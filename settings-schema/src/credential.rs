@@ -18,7 +18,8 @@ pub enum Why {
     /// Its name (see [`credential_name`]).
     Name,
     /// Its value: a URL or connection string carrying a password, a credential field
-    /// (`Authorization=...`, `"password": ...`), or a token in a provider's known format.
+    /// (`Authorization=...`, `"password": ...`, `sig=`), an Oracle login, or a token in a
+    /// provider's known format.
     Value,
 }
 

@@ -1,8 +1,9 @@
-//! The name half of the credential rule: stems, whole words and vendors' names.
+//! The name half of the credential rule: stems, whole words, vendors' names, and the
+//! non-secret names around those words.
 
 /// Stems that mean a secret wherever they appear in a name (`PGPASSWORD`,
 /// `AZURE_CLIENT_SECRET`, `GOOGLE_APPLICATION_CREDENTIALS`, `NGROK_AUTHTOKEN`,
-/// `AZURE_STORAGE_CONNECTION_STRING`, `HTTP_AUTHORIZATION`), in upper case.
+/// `TS_AUTHKEY`, `AZURE_STORAGE_CONNECTION_STRING`, `HTTP_AUTHORIZATION`), in upper case.
 const STEMS: &[&[u8]] = &[
     b"SECRET",
     b"PASSWORD",
@@ -12,6 +13,7 @@ const STEMS: &[&[u8]] = &[
     b"APIKEY",
     b"ACCESSKEY",
     b"AUTHTOKEN",
+    b"AUTHKEY",
     b"ACCESSTOKEN",
     b"PRIVATEKEY",
     b"CONNECTIONSTRING",
@@ -27,9 +29,10 @@ const WORDS: &[&[u8]] = &[b"KEY", b"KEYS", b"TOKEN", b"PASS", b"PAT", b"JWT", b"
 /// Credential names no rule above catches, from the tools' own documentation, as
 /// case-insensitive patterns (`OP_SESSION_*`: 1Password CLI sessions;
 /// `OTEL_EXPORTER_OTLP_*HEADERS`: OpenTelemetry's exporter headers, where observability
-/// vendors take their API keys; `PGPASSFILE` and `NETRC`: libpq's and Go's password files).
+/// vendors take their API keys; `PGPASSFILE` and `NETRC`: libpq's and Go's password files;
+/// Neo4j's `user/password`, Consul's and Yarn's `user:password`; a Slack webhook URL is
+/// itself the secret; `KUBE_CONFIG_DATA`: a whole kubeconfig, keys included, in CI).
 const NAMES: &[&[u8]] = &[
-    b"KUBECONFIG",
     b"DOCKER_AUTH_CONFIG",
     b"REDISCLI_AUTH",
     b"SSHPASS",
@@ -42,12 +45,43 @@ const NAMES: &[&[u8]] = &[
     b"OTEL_EXPORTER_OTLP_*_HEADERS",
     b"PGPASSFILE",
     b"NETRC",
+    b"NEO4J_AUTH",
+    b"CONSUL_HTTP_AUTH",
+    b"YARN_NPM_AUTH_IDENT",
+    b"SLACK_WEBHOOK_URL",
+    b"KUBE_CONFIG_DATA",
 ];
 
-/// The name looks like a credential's: a [`STEMS`] stem anywhere, a [`WORDS`] word, `PWD` as
-/// a word of a longer name (`MYSQL_PWD`; `PWD` alone is the working directory), or one of
-/// [`NAMES`]; all case-insensitive (`npm_config__auth`, `TF_TOKEN_app_terraform_io`).
+/// Names tools document that a stem catches but that hold no secret: where `pass` keeps
+/// its (encrypted) store and how it behaves, and `KUBECONFIG`, the path list every
+/// Kubernetes client needs to find its cluster at all (the files it names are `denyRead`'s
+/// job, as for every credential file). Exact names, compared ignoring case.
+const NOT_SECRET: &[&[u8]] = &[
+    b"KUBECONFIG",
+    b"PASSWORD_STORE_DIR",
+    b"PASSWORD_STORE_KEY",
+    b"PASSWORD_STORE_SIGNING_KEY",
+    b"PASSWORD_STORE_GPG_OPTS",
+    b"PASSWORD_STORE_X_SELECTION",
+    b"PASSWORD_STORE_CLIP_TIME",
+    b"PASSWORD_STORE_UMASK",
+    b"PASSWORD_STORE_GENERATED_LENGTH",
+    b"PASSWORD_STORE_CHARACTER_SET",
+    b"PASSWORD_STORE_CHARACTER_SET_NO_SYMBOLS",
+    b"PASSWORD_STORE_ENABLE_EXTENSIONS",
+    b"PASSWORD_STORE_EXTENSIONS_DIR",
+];
+
+/// The name looks like a credential's: a [`STEMS`] stem anywhere, a [`WORDS`] word outside
+/// the non-secret names around it ([`names_an_identifier`]), `PWD` as a word of a longer
+/// name (`MYSQL_PWD`; `PWD` alone is the working directory), `PW` as the last word of a
+/// longer one but for digits (`DB_PW`, `DB_PW2`; Playwright's `PW_TEST_*` start with it),
+/// or one of [`NAMES`]; all case-insensitive (`npm_config__auth`,
+/// `TF_TOKEN_app_terraform_io`), unless the name is one of [`NOT_SECRET`].
 pub fn credential_name(name: &[u8]) -> bool {
+    if NOT_SECRET.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+        return false;
+    }
     let first = name.first().map(u8::to_ascii_uppercase);
     has_stem(name)
         || has_credential_word(name)
@@ -92,19 +126,41 @@ const STEM_FIRST: [bool; 256] = {
 
 fn has_credential_word(name: &[u8]) -> bool {
     let mut words = Words { name, at: 0 };
+    let mut before: Option<&[u8]> = None;
     let mut count = 0;
     while let Some(w) = words.next() {
         count += 1;
+        let after = words;
         let is = |word: &[u8]| w.eq_ignore_ascii_case(word);
-        if WORDS.iter().any(|c| is(c)) {
+        if WORDS.iter().any(|c| is(c)) && !names_an_identifier(w, before, after) {
             return true;
         }
-        // the rest of the name is read again only for this one, not for every word
-        if is(b"PWD") && (count > 1 || { words }.next().is_some()) {
+        // the rest of the name is read again only for these two, not for every word
+        if is(b"PWD") && (count > 1 || { after }.next().is_some()) {
             return true;
         }
+        if is(b"PW") && count > 1 && { after }.all(|w| w.iter().all(u8::is_ascii_digit)) {
+            return true;
+        }
+        before = Some(w);
     }
     false
+}
+
+/// A credential word that is part of a non-secret name around it, by the words before and
+/// after it: `*_KEY_ID` (an identifier such as `GPG_KEY_ID`, `AWS_KMS_KEY_ID`; not
+/// `*_ACCESS_KEY_ID`, half of an access key), `*KEY_VAULT_*` (Azure Key Vault's name or URL:
+/// `AZURE_KEY_VAULT_URL`), `*_ISSUER` (who issues them: `JWT_ISSUER`). Only the word itself
+/// is spared: any other word or stem of the name still counts (`JWT_SECRET_ISSUER`,
+/// `GH_TOKEN_KEY_ID`).
+fn names_an_identifier(word: &[u8], before: Option<&[u8]>, mut after: Words<'_>) -> bool {
+    let (next, then) = (after.next(), after.next());
+    let is = |w: Option<&[u8]>, word: &[u8]| w.is_some_and(|w| w.eq_ignore_ascii_case(word));
+    let this_is_key = word.eq_ignore_ascii_case(b"KEY");
+    let key_id = this_is_key && is(next, b"ID") && then.is_none() && !is(before, b"ACCESS");
+    let key_vault = this_is_key && is(next, b"VAULT") && then.is_some();
+    let issuer = is(next, b"ISSUER") && then.is_none();
+    key_id || key_vault || issuer
 }
 
 /// The name's words, in place: split at every character that is not a letter or a digit
