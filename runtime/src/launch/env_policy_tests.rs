@@ -140,3 +140,60 @@ fn issue_39_secrets_are_dropped_unless_included_by_name_and_settings_pass() {
         assert_eq!(b.report.credentials.len(), ISSUE_39_SECRETS.len() - 1, "{n}: {:?}", b.report.credentials);
     }
 }
+
+const SRT_SSH: &str = "ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p'";
+
+fn own_ssh() -> Vec<(String, String)> {
+    let mut o = own();
+    o.push(("GIT_SSH_COMMAND".into(), SRT_SSH.into()));
+    o
+}
+
+#[test]
+fn a_users_git_ssh_command_is_kept_with_srts_options_after_its_own() {
+    let srt_options = &SRT_SSH["ssh ".len()..];
+    let user = [("GIT_SSH_COMMAND", "ssh -i /keys/deploy -o IdentitiesOnly=yes "), ("PATH", "/usr/bin")];
+    let b = build(&Environment::default(), vars(&user), &own_ssh());
+    let want = format!("ssh -i /keys/deploy -o IdentitiesOnly=yes {srt_options}");
+    assert_eq!(value_of(&b, "GIT_SSH_COMMAND"), Some(want.as_bytes()));
+    assert_eq!(names(&b).iter().filter(|n| *n == "GIT_SSH_COMMAND").count(), 1, "{:?}", names(&b));
+    assert!(b.report.is_empty(), "{:?}", b.report);
+
+    // a wrapper script gets srt's options as its first arguments, as it gets git's
+    let b = build(&Environment::default(), vars(&[("GIT_SSH_COMMAND", "/opt/bin/ssh-wrap")]), &own_ssh());
+    assert_eq!(value_of(&b, "GIT_SSH_COMMAND"), Some(format!("/opt/bin/ssh-wrap {srt_options}").as_bytes()));
+
+    // `set` is the user's own too
+    let set = Environment {
+        set: BTreeMap::from([("GIT_SSH_COMMAND".into(), "ssh -F /etc/ssh/agent_config".into())]),
+        ..Environment::default()
+    };
+    let b = build(&set, vars(&user), &own_ssh());
+    let want = format!("ssh -F /etc/ssh/agent_config {srt_options}");
+    assert_eq!(value_of(&b, "GIT_SSH_COMMAND"), Some(want.as_bytes()));
+}
+
+#[test]
+fn without_a_users_git_ssh_command_srts_stands_alone() {
+    let user = [("GIT_SSH_COMMAND", "ssh -i /keys/deploy")];
+    let excluded = Environment { exclude: vec!["GIT_SSH_COMMAND".into()], ..Environment::default() };
+    let core = Environment { inherit: Some(Inherit::Core), ..Environment::default() };
+    for (policy, host) in [
+        (&excluded, &user[..]),
+        (&core, &user[..]),
+        (&Environment::default(), &[][..]),
+        (&Environment::default(), &[("GIT_SSH_COMMAND", "  ")][..]),
+    ] {
+        let b = build(policy, vars(host), &own_ssh());
+        assert_eq!(value_of(&b, "GIT_SSH_COMMAND"), Some(SRT_SSH.as_bytes()), "{policy:?} {host:?}");
+    }
+}
+
+#[test]
+fn srts_other_variables_still_replace_a_users() {
+    let host = [("HTTPS_PROXY", "http://corp:3128"), ("TMPDIR", "/host-tmp")];
+    let b = build(&Environment { include: vec!["HTTPS_PROXY".into()], ..Environment::default() }, vars(&host), &own());
+    assert_eq!(value_of(&b, "HTTPS_PROXY"), Some(&b"http://srt"[..]));
+    assert_eq!(value_of(&b, "TMPDIR"), Some(&b"/tmp/srt-1"[..]));
+    assert_eq!(b.envp.len(), 2, "{:?}", names(&b));
+}

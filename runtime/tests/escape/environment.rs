@@ -2,6 +2,8 @@
 //! agent's model key, cloud credentials or tokens. Each credential gets a value that names
 //! it (`CANARY-<name>`), so any leak in any form shows.
 
+use std::os::unix::fs::PermissionsExt;
+
 use serde_json::json;
 
 use super::harness::{Output, Scenario};
@@ -175,6 +177,9 @@ fn issue_39_passes(included: &'static [&'static str]) -> impl Fn(&super::harness
     }
 }
 
+/// srt's options, as `printf '%s\n'` prints git's ssh arguments, after the user's own.
+const SRT_SSH_ARGS: &str = "-o\nControlMaster=no\n-o\nControlPath=none\n-o\nProxyCommand=socat - PROXY:";
+
 const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY"];
 
 escapes! {
@@ -251,6 +256,28 @@ escapes! {
         // one caught by its name, one by its value
         .with("environment", json!({"include": ["NEO4J_AUTH", "ORACLE_LOGIN", "*_AUTH*", "*"]}))
         .check(issue_39_passes(&["NEO4J_AUTH", "ORACLE_LOGIN"]));
+    a_users_git_ssh_command_gets_srts_options_after_its_own => Scenario::new(
+        r#"echo "cmd=$GIT_SSH_COMMAND"; git ls-remote ssh://git@example.com/x.git; cat args"#,
+    )
+    .setup(|e| {
+        e.file(&e.w("wrap"), "#!/bin/sh\nprintf '%s\\n' \"$@\" >> \"$W/args\"\nexit 1\n");
+        std::fs::set_permissions(e.w("wrap"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    })
+    .env("GIT_SSH_COMMAND", "{W}/wrap -i /keys/deploy")
+    .prints("/wrap -i /keys/deploy -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:")
+    // git ran the user's program with the user's options, then srt's, then its own
+    .check(|_, o| {
+        let wanted = format!("-i\n/keys/deploy\n{SRT_SSH_ARGS}");
+        match o.text.find(&wanted) {
+            Some(at) if o.text[at..].contains("\ngit@example.com\n") => Ok(()),
+            _ => Err(format!("git's ssh arguments lack {wanted:?} before the host: {}", o.text)),
+        }
+    });
+    an_excluded_git_ssh_command_leaves_srts_alone => Scenario::new(r#"echo "cmd=$GIT_SSH_COMMAND""#)
+        .env("GIT_SSH_COMMAND", "ssh -i /keys/deploy")
+        .with("environment", json!({"exclude": ["GIT_SSH_COMMAND"]}))
+        .prints("cmd=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:")
+        .lacks("/keys/deploy");
     a_dropped_variable_reads_as_unset => with_credentials(Scenario::new(
         r#"echo "key=${OPENAI_API_KEY-unset}"; printenv OPENAI_API_KEY; echo "printenv=$?""#,
     ))
