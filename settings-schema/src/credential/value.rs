@@ -14,6 +14,10 @@ use super::name::credential_name;
 pub fn value_holds_credential(v: &[u8]) -> bool {
     let mut may = WORD | FIELD | LOGIN;
     for (i, &c) in v.iter().enumerate() {
+        if may == 0 && c != b':' && c != b'P' {
+            may = AFTER[usize::from(c)];
+            continue; // inside a word, as most bytes are
+        }
         let here = &v[i..];
         let found = (may & WORD != 0 && TOKEN_FIRST[usize::from(c)] && token_at(here))
             || (may & FIELD != 0 && field_at(here))
