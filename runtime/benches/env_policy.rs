@@ -1,7 +1,9 @@
-//! The environment policy's own cost per launch: `env_policy::build` over this process's
-//! environment and over a large synthetic one (200 variables, a tenth credential-shaped),
-//! median of many calls. The whole-process view is `--bench startup` with
-//! SRT_BENCH_BASELINE set to an srt without the policy.
+//! The environment policy's own cost per launch: `env_policy::build` over a fixed
+//! developer environment (`env_policy_fixture.env`: 60 variables, `LS_COLORS` and a few
+//! credentials among them, the same on every machine), over this process's environment and
+//! over it with 200 synthetic variables (a tenth credential-shaped), median of many calls.
+//! The whole-process view is `--bench startup` with SRT_BENCH_BASELINE set to an srt
+//! without the policy.
 //!
 //! cargo bench -p srt-runtime --bench env_policy
 
@@ -31,6 +33,11 @@ fn main() {
         .iter()
         .map(|n| (n.to_string(), "http://srt:0123456789abcdef0123456789abcdef@127.0.0.1:3128".to_string()))
         .collect();
+    let fixed: Vec<(OsString, OsString)> = include_str!("env_policy_fixture.env")
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
     let here: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let mut large = here.clone();
     for i in 0..200 {
@@ -44,7 +51,7 @@ fn main() {
         ..Environment::default()
     };
     println!("env_policy::build, median of 2000 calls");
-    for (label, vars) in [("this environment", &here), ("+200 variables", &large)] {
+    for (label, vars) in [("fixed developer", &fixed), ("this environment", &here), ("+200 variables", &large)] {
         for (p, policy) in [("default policy", &default), ("3 excludes, 2 includes", &busy)] {
             println!("{label:<18} {:>4} vars  {p:<24} {:>8.1} µs", vars.len(), median_ns(vars, policy, &own) / 1e3);
         }

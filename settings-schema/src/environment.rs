@@ -28,7 +28,8 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<String>,
     /// Variables given these values, whatever srt's environment holds (srt's own
-    /// variables, such as the proxy URLs and TMPDIR, cannot be set here).
+    /// variables, such as the proxy URLs and TMPDIR, cannot be set here; a GIT_SSH_COMMAND
+    /// set here gets srt's ssh options appended).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub set: BTreeMap<String, String>,
 }
@@ -79,7 +80,8 @@ pub const CORE: &[&str] = &[
 
 /// Variables srt sets for every command itself (the sandbox marker, the private TMPDIR,
 /// the proxy's variables, the resolver option of landlock mode). They replace any
-/// inherited value of the same name and cannot be set in `environment.set`.
+/// inherited value of the same name and cannot be set in `environment.set`, but for
+/// [`SRT_EXTENDED`].
 pub const SRT_OWN: &[&str] = &[
     "SANDBOX_RUNTIME",
     "TMPDIR",
@@ -107,6 +109,13 @@ pub const SRT_OWN: &[&str] = &[
     "CLOUDSDK_PROXY_PASSWORD",
     "RES_OPTIONS",
 ];
+
+/// srt's variables that keep the user's own value, inherited or `set`, and add srt's after
+/// it instead of replacing it. `GIT_SSH_COMMAND`: a user's command (its key, its
+/// known_hosts file, a wrapper) with srt's ssh options appended; they still win over every
+/// ssh config file, and the command could drop them itself, so keeping the user's part
+/// loses no protection (docs/settings.md, The command's environment).
+pub const SRT_EXTENDED: &[&str] = &["GIT_SSH_COMMAND"];
 
 impl Environment {
     pub fn inherit(&self) -> Inherit {
@@ -164,7 +173,7 @@ pub fn check(env: &Environment) -> Vec<(String, String)> {
             out.push((path, format!("\"{name}\": {why}")));
         } else if !is_exact(name) {
             out.push((path, format!("\"{name}\": set takes variable names, not patterns")));
-        } else if SRT_OWN.contains(&name.as_str()) {
+        } else if SRT_OWN.contains(&name.as_str()) && !SRT_EXTENDED.contains(&name.as_str()) {
             out.push((
                 path,
                 format!(
@@ -224,6 +233,7 @@ mod tests {
                 ("TMPDIR".into(), "/x".into()),
                 ("A*".into(), "1".into()),
                 ("GOOD".into(), "1".into()),
+                ("GIT_SSH_COMMAND".into(), "ssh -i /keys/deploy".into()),
             ]),
             include: vec!["".into(), "A=B".into(), "MYAPP_*".into()],
             exclude: vec!["WITH SPACE".into()],

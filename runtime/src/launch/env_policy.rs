@@ -35,14 +35,18 @@ impl Report {
 }
 
 /// Builds the command's environment from `vars` (srt's own environment) under `policy`;
-/// `own` (srt's variables) replaces any of the same name and always comes last.
+/// `own` (srt's variables) replaces any of the same name and always comes last, but for
+/// [`environment::SRT_EXTENDED`]: a value of those the policy let through, or `set` gave,
+/// comes first and srt's after it.
 pub fn build(policy: &Environment, vars: Vec<(OsString, OsString)>, own: &[(String, String)]) -> Built {
     let inherit = policy.inherit();
     let mut report = Report::default();
     let mut kept: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(vars.len() + own.len() + policy.set.len());
+    let extended = |k: &[u8]| environment::SRT_EXTENDED.iter().any(|e| e.as_bytes() == k);
     for (k, v) in vars {
         let (k, v) = (k.into_vec(), v.into_vec());
-        if own.iter().any(|(o, _)| o.as_bytes() == k) || policy.set.contains_key(&*String::from_utf8_lossy(&k)) {
+        let replaced = own.iter().any(|(o, _)| o.as_bytes() == k) && !extended(&k);
+        if replaced || policy.set.contains_key(&*String::from_utf8_lossy(&k)) {
             continue; // replaced below, not dropped
         }
         let shown = || String::from_utf8_lossy(&k).into_owned();
@@ -69,16 +73,44 @@ pub fn build(policy: &Environment, vars: Vec<(OsString, OsString)>, own: &[(Stri
         kept.push((k, v));
     }
     kept.extend(policy.set.iter().map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes())));
-    kept.extend(own.iter().map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes())));
+    for (k, v) in own {
+        let users = if extended(k.as_bytes()) {
+            kept.iter().position(|(u, _)| u == k.as_bytes()).map(|i| kept.remove(i).1)
+        } else {
+            None
+        };
+        let value = match users {
+            Some(user) => extend(&user, v.as_bytes()),
+            None => v.clone().into_bytes(),
+        };
+        kept.push((k.clone().into_bytes(), value));
+    }
     let envp = kept
         .into_iter()
-        .filter_map(|(mut k, v)| {
-            k.push(b'=');
-            k.extend(v);
-            CString::new(k).ok()
+        .filter_map(|(k, v)| {
+            // one allocation, already the size CString needs with its NUL
+            let mut entry = Vec::with_capacity(k.len() + v.len() + 2);
+            entry.extend_from_slice(&k);
+            entry.push(b'=');
+            entry.extend_from_slice(&v);
+            CString::new(entry).ok()
         })
         .collect();
     Built { envp, report }
+}
+
+/// srt's `GIT_SSH_COMMAND` after a user's: the user's program and options first, srt's
+/// options (`ssh` dropped) after them, where git appends the host and the remote command.
+/// ssh takes the first value of most options, so one the user gave (`-o ProxyCommand=`,
+/// `-J`) stands over srt's, as it would if the command set its own; srt's still stand over
+/// every ssh config file, which is read after the command line. An empty user value, or an
+/// srt value that is not `ssh` and options, leaves srt's alone.
+fn extend(user: &[u8], srt: &[u8]) -> Vec<u8> {
+    let user = user.trim_ascii_end();
+    match srt.strip_prefix(b"ssh ") {
+        Some(options) if !user.trim_ascii_start().is_empty() => [user, b" ", options].concat(),
+        _ => srt.to_vec(),
+    }
 }
 
 /// The dropped credentials' names, those dropped for their value marked so.
@@ -156,7 +188,8 @@ pub fn explain(w: &mut String, policy: &Environment) {
         "  srt's own, replacing inherited ones: SANDBOX_RUNTIME, TMPDIR (private), the proxy variables, RES_OPTIONS"
     );
     let _ = writeln!(w, "  (landlock mode); a dropped variable the command reads is simply unset");
-    let _ = writeln!(w, "  extended: LD_PRELOAD (srt's create preload last), ASAN_OPTIONS (verify_asan_link_order=0)");
+    let _ = writeln!(w, "  extended: LD_PRELOAD (srt's create preload last), ASAN_OPTIONS (verify_asan_link_order=0),");
+    let _ = writeln!(w, "  GIT_SSH_COMMAND (a user's own command, inherited or set, with srt's ssh options after it)");
 }
 
 #[cfg(test)]

@@ -410,8 +410,10 @@ mod tests {
         let mut net = Net::prepare(&s, &[], false).unwrap();
         for namespaced in [false, true] {
             net.namespaced = namespaced;
-            for (k, _) in net.env() {
+            for (k, v) in net.env() {
                 assert!(settings_schema::environment::SRT_OWN.contains(&k.as_str()), "{k} is missing from SRT_OWN");
+                // env_policy appends what follows `ssh ` to a user's own command
+                assert!(k != "GIT_SSH_COMMAND" || v.starts_with("ssh -o "), "{v}");
             }
         }
     }

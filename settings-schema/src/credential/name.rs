@@ -1,0 +1,225 @@
+//! The name half of the credential rule: stems, whole words, vendors' names, and the
+//! non-secret names around those words.
+
+/// Stems that mean a secret wherever they appear in a name (`PGPASSWORD`,
+/// `AZURE_CLIENT_SECRET`, `GOOGLE_APPLICATION_CREDENTIALS`, `NGROK_AUTHTOKEN`,
+/// `TS_AUTHKEY`, `AZURE_STORAGE_CONNECTION_STRING`, `HTTP_AUTHORIZATION`), in upper case.
+const STEMS: &[&[u8]] = &[
+    b"SECRET",
+    b"PASSWORD",
+    b"PASSWD",
+    b"PASSPHRASE",
+    b"CREDENTIAL",
+    b"APIKEY",
+    b"ACCESSKEY",
+    b"AUTHTOKEN",
+    b"AUTHKEY",
+    b"ACCESSTOKEN",
+    b"PRIVATEKEY",
+    b"CONNECTIONSTRING",
+    b"CONNECTION_STRING",
+    b"AUTHORIZATION",
+];
+
+/// Short words that mean a secret only as a whole word: `OPENAI_API_KEY`, `GITHUB_TOKEN`,
+/// `SMTP_PASS`, `AZURE_DEVOPS_EXT_PAT`, `CI_JOB_JWT`, `DB_CREDS`, but not `KEYTIMEOUT`,
+/// `TOKENIZERS_PARALLELISM`, `TIKTOKEN_CACHE_DIR`, `GIT_ASKPASS` or `PATH`.
+const WORDS: &[&[u8]] = &[b"KEY", b"KEYS", b"TOKEN", b"PASS", b"PAT", b"JWT", b"CREDS", b"BEARER"];
+
+/// Credential names no rule above catches, from the tools' own documentation, as
+/// case-insensitive patterns (`OP_SESSION_*`: 1Password CLI sessions;
+/// `OTEL_EXPORTER_OTLP_*HEADERS`: OpenTelemetry's exporter headers, where observability
+/// vendors take their API keys; `PGPASSFILE` and `NETRC`: libpq's and Go's password files;
+/// Neo4j's `user/password`, Consul's and Yarn's `user:password`; a Slack webhook URL is
+/// itself the secret; `KUBE_CONFIG_DATA`: a whole kubeconfig, keys included, in CI).
+const NAMES: &[&[u8]] = &[
+    b"DOCKER_AUTH_CONFIG",
+    b"REDISCLI_AUTH",
+    b"SSHPASS",
+    b"NPM_CONFIG__AUTH",
+    b"BW_SESSION",
+    b"OP_SESSION_*",
+    b"KRB5CCNAME",
+    b"AZURE_CLIENT_CERTIFICATE_PATH",
+    b"OTEL_EXPORTER_OTLP_HEADERS",
+    b"OTEL_EXPORTER_OTLP_*_HEADERS",
+    b"PGPASSFILE",
+    b"NETRC",
+    b"NEO4J_AUTH",
+    b"CONSUL_HTTP_AUTH",
+    b"YARN_NPM_AUTH_IDENT",
+    b"SLACK_WEBHOOK_URL",
+    b"KUBE_CONFIG_DATA",
+];
+
+/// Names tools document that a stem catches but that hold no secret: where `pass` keeps
+/// its (encrypted) store and how it behaves, and `KUBECONFIG`, the path list every
+/// Kubernetes client needs to find its cluster at all (the files it names are `denyRead`'s
+/// job, as for every credential file). Exact names, compared ignoring case.
+const NOT_SECRET: &[&[u8]] = &[
+    b"KUBECONFIG",
+    b"PASSWORD_STORE_DIR",
+    b"PASSWORD_STORE_KEY",
+    b"PASSWORD_STORE_SIGNING_KEY",
+    b"PASSWORD_STORE_GPG_OPTS",
+    b"PASSWORD_STORE_X_SELECTION",
+    b"PASSWORD_STORE_CLIP_TIME",
+    b"PASSWORD_STORE_UMASK",
+    b"PASSWORD_STORE_GENERATED_LENGTH",
+    b"PASSWORD_STORE_CHARACTER_SET",
+    b"PASSWORD_STORE_CHARACTER_SET_NO_SYMBOLS",
+    b"PASSWORD_STORE_ENABLE_EXTENSIONS",
+    b"PASSWORD_STORE_EXTENSIONS_DIR",
+];
+
+/// The name looks like a credential's: a [`STEMS`] stem anywhere, a [`WORDS`] word outside
+/// the non-secret names around it ([`names_an_identifier`]), `PWD` as a word of a longer
+/// name (`MYSQL_PWD`; `PWD` alone is the working directory), `PW` as the last word of a
+/// longer one but for digits (`DB_PW`, `DB_PW2`; Playwright's `PW_TEST_*` start with it),
+/// or one of [`NAMES`]; all case-insensitive (`npm_config__auth`,
+/// `TF_TOKEN_app_terraform_io`), unless the name is one of [`NOT_SECRET`].
+pub fn credential_name(name: &[u8]) -> bool {
+    if NOT_SECRET.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+        return false;
+    }
+    let first = name.first().map(u8::to_ascii_uppercase);
+    has_stem(name)
+        || has_credential_word(name)
+        || NAMES
+            .iter()
+            .any(|n| (n.first() == first.as_ref() || n.first() == Some(&b'*')) && matches_ignore_case(n, name))
+}
+
+/// A stem in the name, also across separators other than `_` (`app.api-key`,
+/// `connection-string`): those are skipped while matching, `_` is not (`CONNECTION_STRING`
+/// is a stem of its own).
+fn has_stem(name: &[u8]) -> bool {
+    let kept = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let stem_at = |mut i: usize, stem: &[u8]| {
+        for &s in stem {
+            while i < name.len() && !kept(name[i]) {
+                i += 1;
+            }
+            if i == name.len() || name[i].to_ascii_uppercase() != s {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    };
+    (0..name.len()).any(|i| {
+        let first = name[i].to_ascii_uppercase();
+        STEM_FIRST[usize::from(first)] && STEMS.iter().any(|s| s[0] == first && stem_at(i, s))
+    })
+}
+
+/// The letters a stem starts with, so most positions of a name cost one lookup.
+const STEM_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < STEMS.len() {
+        t[STEMS[i][0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+fn has_credential_word(name: &[u8]) -> bool {
+    let mut words = Words { name, at: 0 };
+    let mut before: Option<&[u8]> = None;
+    let mut count = 0;
+    while let Some(w) = words.next() {
+        count += 1;
+        let after = words;
+        let is = |word: &[u8]| w.eq_ignore_ascii_case(word);
+        if WORDS.iter().any(|c| is(c)) && !names_an_identifier(w, before, after) {
+            return true;
+        }
+        // the rest of the name is read again only for these two, not for every word
+        if is(b"PWD") && (count > 1 || { after }.next().is_some()) {
+            return true;
+        }
+        if is(b"PW") && count > 1 && { after }.all(|w| w.iter().all(u8::is_ascii_digit)) {
+            return true;
+        }
+        before = Some(w);
+    }
+    false
+}
+
+/// A credential word that is part of a non-secret name around it, by the words before and
+/// after it: `*_KEY_ID` (an identifier such as `GPG_KEY_ID`, `AWS_KMS_KEY_ID`; not
+/// `*_ACCESS_KEY_ID`, half of an access key), `*KEY_VAULT_*` (Azure Key Vault's name or URL:
+/// `AZURE_KEY_VAULT_URL`), `*_ISSUER` (who issues them: `JWT_ISSUER`). Only the word itself
+/// is spared: any other word or stem of the name still counts (`JWT_SECRET_ISSUER`,
+/// `GH_TOKEN_KEY_ID`).
+fn names_an_identifier(word: &[u8], before: Option<&[u8]>, mut after: Words<'_>) -> bool {
+    let (next, then) = (after.next(), after.next());
+    let is = |w: Option<&[u8]>, word: &[u8]| w.is_some_and(|w| w.eq_ignore_ascii_case(word));
+    let this_is_key = word.eq_ignore_ascii_case(b"KEY");
+    let key_id = this_is_key && is(next, b"ID") && then.is_none() && !is(before, b"ACCESS");
+    let key_vault = this_is_key && is(next, b"VAULT") && then.is_some();
+    let issuer = is(next, b"ISSUER") && then.is_none();
+    key_id || key_vault || issuer
+}
+
+/// The name's words, in place: split at every character that is not a letter or a digit
+/// (`github-token`, `app.key`), where lower case meets upper case (`githubToken`) and
+/// where letters meet digits (`API_KEY2`, `GH_TOKEN1`).
+#[derive(Clone, Copy)]
+struct Words<'a> {
+    name: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let n = self.name;
+        while self.at < n.len() && !n[self.at].is_ascii_alphanumeric() {
+            self.at += 1;
+        }
+        if self.at == n.len() {
+            return None;
+        }
+        let start = self.at;
+        self.at += 1;
+        while let Some(&c) = n.get(self.at) {
+            let p = n[self.at - 1];
+            let camel = p.is_ascii_lowercase() && c.is_ascii_uppercase();
+            if !c.is_ascii_alphanumeric() || camel || p.is_ascii_digit() != c.is_ascii_digit() {
+                break;
+            }
+            self.at += 1;
+        }
+        Some(&n[start..self.at])
+    }
+}
+
+/// [`crate::environment::matches`] with ASCII case ignored, for upper-case patterns.
+fn matches_ignore_case(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n].to_ascii_uppercase() => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
