@@ -72,6 +72,10 @@ pub struct Mandatory {
     /// names hold there for names made later too, wildcards included
     /// ([`crate::fs::policy::FsPolicy::guard`]).
     pub tops: Vec<PathBuf>,
+    /// The dot-entries at the top of each top the search listed, and whether each is a
+    /// directory: for the rule on new dot-entries (`crate::fs::prepare`), without a second
+    /// listing of a top that may hold a million names.
+    pub top_dots: Vec<(PathBuf, bool)>,
 }
 
 /// The protected paths for a run in `cwd` whose writable trees are `roots` (canonical).
@@ -184,6 +188,10 @@ fn search(
         match list(&dir, left) {
             Listing::Done(_) if level == 0 && dir != cwd && before - *left > SPLIT_MAX => out.mediated.push(dir),
             Listing::Done(entries) => {
+                if level == 0 {
+                    let dots = entries.iter().filter(|(n, _)| n.starts_with('.'));
+                    out.top_dots.extend(dots.map(|(n, d)| (dir.join(n), *d)));
+                }
                 protect_listed(&dir, &entries, out);
                 if level > 0 {
                     git_dir_by_names(&dir, &entries, out);

@@ -77,6 +77,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     let mandatory = mandatory_denies(&cwd, &roots, s.search_depth());
     policy.mediated = mandatory.mediated;
     policy.tops = mandatory.tops;
+    let top_dots = mandatory.top_dots;
 
     for p in mandatory.deny {
         let parent_plain = |d: &Path| d == cwd || d.symlink_metadata().map_or(true, |m| !m.file_type().is_symlink());
@@ -116,7 +117,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
             .deny_write
             .retain(|d| !mandatory(d) || !d.strip_prefix(&home).ok().and_then(Path::to_str).is_some_and(overlap));
     }
-    top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref());
+    top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref(), &top_dots);
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
     let mounts = crate::fs::mount_aliases::read();
     if let Some(mounts) = &mounts {
@@ -283,40 +284,30 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Most entries of one top looked at for its dot-entries: a bound on the launch's work in a
-/// directory of millions (what lies past it is judged by the supervisor's rule alone).
-const TOP_LISTING_MAX: usize = 100_000;
-
 /// The tops' dot-entries ([`FsPolicy::dot_tops`]): each top but the home and the system's
 /// shared scratch directories fails closed for new ones; an unnamed dot-directory that
 /// exists is write-denied whole (the Landlock plan and namespace mode's mounts then refuse
 /// it natively), an unnamed dot-file stays writable, but in the user's own home when
-/// `$HOME` names another (its `.zshenv` is no project file).
-fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>) {
-    use std::os::unix::ffi::OsStrExt;
+/// `$HOME` names another (its `.zshenv` is no project file). `listed`: the dot-entries the
+/// launch's search found at the tops it listed; a top too big to list is judged whole by
+/// the supervisor (`mediated`), where the rule refuses what lies below every unnamed one.
+fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBuf, bool)]) {
     let passwd_home = std::cell::OnceCell::new();
     for t in policy.tops.clone() {
-        if Some(t.as_path()) == home || shared_scratch(&t) {
-            continue;
-        }
-        if t.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        if Some(t.as_path()) == home || shared_scratch(&t) || t.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
             continue;
         }
         policy.dot_tops.push(t.clone());
-        let Ok(listing) = std::fs::read_dir(&t) else { continue };
-        for e in listing.flatten().take(TOP_LISTING_MAX) {
-            let name = e.file_name();
-            if !name.as_bytes().starts_with(b".")
-                || name.to_str().is_some_and(crate::fs::protected_names::top_dot_allowed)
-            {
+        for (p, is_dir) in listed.iter().filter(|(p, _)| p.parent() == Some(t.as_path())) {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if crate::fs::protected_names::top_dot_allowed(name) {
                 continue;
             }
-            let p = t.join(&name);
             let own_home = || passwd_home.get_or_init(|| crate::paths::passwd_home().map(|h| canonical(&h))).as_ref();
-            if e.file_type().is_ok_and(|f| f.is_dir()) || own_home() == Some(&t) {
-                policy.deny_write.push(p);
+            if *is_dir || own_home() == Some(&t) {
+                policy.deny_write.push(p.clone());
             } else {
-                policy.top_dot_files.push(p);
+                policy.top_dot_files.push(p.clone());
             }
         }
     }
