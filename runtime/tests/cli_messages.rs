@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 mod common;
-use common::{dir, out, srt};
+use common::{dir, out, srt, srt_for_any_user};
 
 #[test]
 fn a_misspelt_option_is_named_not_run() {
@@ -157,7 +157,7 @@ fn a_closed_stderr_without_dev_null_is_refused_on_stdout() {
     std::fs::write(&blocked, "").unwrap();
     std::fs::set_permissions(&blocked, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
     let blocked = std::ffi::CString::new(blocked.to_str().unwrap()).unwrap();
-    let mut c = srt(&d.0);
+    let mut c = srt_for_any_user(&d.0);
     c.args(["-c", "echo RAN"]);
     // SAFETY: only system calls on values prepared before the fork.
     unsafe {

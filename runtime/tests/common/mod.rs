@@ -30,7 +30,17 @@ pub fn dir(tag: &str) -> Dir {
 
 /// `srt` in `d/w` with HOME=`d`, no stdin, and none of the caller's srt variables.
 pub fn srt(d: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_srt"));
+    in_scratch(Command::new(env!("CARGO_BIN_EXE_srt")), d)
+}
+
+/// [`srt`] from a copy any user may execute (the build tree may sit in a directory only its
+/// owner can enter, as CI's fresh clone does): for a test that drops to another uid.
+pub fn srt_for_any_user(d: &Path) -> Command {
+    let copy = srt_tests::executable_copy(Path::new(env!("CARGO_BIN_EXE_srt")), "srt-any-user");
+    in_scratch(Command::new(copy), d)
+}
+
+fn in_scratch(mut c: Command, d: &Path) -> Command {
     c.current_dir(d.join("w"))
         .env("HOME", d)
         .env_remove("SRT_DEBUG")
