@@ -37,6 +37,13 @@ pub enum LaunchError {
          lets a command write there. Remove the entry, or name a path below it that is not protected"
     )]
     HomeAllow { entry: String, path: &'static str, runs: &'static str, doc: &'static str },
+    #[error(
+        "your home directory {} (from the password database) lies in a writable tree, but $HOME is {}: \
+         srt protects the files in $HOME that later programs run, and would leave those in {} open. \
+         Set HOME={} for this run, or keep that directory out of allowWrite and the working directory",
+        passwd.display(), home.display(), passwd.display(), passwd.display()
+    )]
+    OtherHome { passwd: PathBuf, home: PathBuf },
     #[error("could not build the Landlock ruleset: {0}")]
     Landlock(String),
     #[error("could not build the seccomp filter: {0}")]

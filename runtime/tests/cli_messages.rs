@@ -178,3 +178,30 @@ fn a_closed_stderr_without_dev_null_is_refused_on_stdout() {
     assert!(!stdout.contains("RAN"), "{stdout}");
     assert!(stdout.contains("descriptor 2 is closed and /dev/null cannot be opened"), "{stdout}");
 }
+
+/// Round 7's second review: with `$HOME` elsewhere, the user's own home (from the password
+/// database) in a writable tree had no home rules. srt refuses to run and says why.
+#[test]
+fn a_writable_home_that_home_does_not_name_is_refused() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        srt_tests::skip("a_writable_home_that_home_does_not_name_is_refused", "needs root, whose home is /root");
+        return;
+    }
+    let d = dir("otherhome");
+    let everything = r#"{"network":{"allowedDomains":[],"deniedDomains":[]},
+ "filesystem":{"denyRead":[],"allowWrite":["/"],"denyWrite":[]}}"#;
+    std::fs::write(d.0.join("all.json"), everything).unwrap();
+    let (code, stdout, stderr) = out(srt(&d.0).arg("-s").arg(d.0.join("all.json")).args(["-c", "echo RAN"]));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(!stdout.contains("RAN"), "{stdout}");
+    assert!(
+        stderr.contains("your home directory /root (from the password database) lies in a writable tree"),
+        "{stderr}"
+    );
+    // with $HOME naming it, the home rules protect it and the command runs
+    let (code, stdout, stderr) =
+        out(srt(&d.0).env("HOME", "/root").arg("-s").arg(d.0.join("all.json")).args(["-c", "echo RAN"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("RAN"), "{stdout}");
+}

@@ -127,32 +127,63 @@ pub(super) fn home_rules(
         xdg.push((base, PathBuf::from(stands_for)));
     }
     policy.home = Some(crate::fs::policy::HomePolicy { home: home.to_path_buf(), allow, deny, xdg });
-    linked_dot_entries(policy, home);
+    // only where a writable tree lies in the home or holds it can a link there lead into one
+    // the command writes (a launch elsewhere pays nothing for the look)
+    if policy.write.iter().any(|w| crate::fs::policy::under(w, home) || crate::fs::policy::under(home, w)) {
+        linked_dot_entries(policy, home);
+    }
     Ok(elsewhere)
 }
 
-/// Dot-entries of the home, and entries of its `.config`, that are symlinks at launch lead
-/// elsewhere (GNU stow's `~/.zshenv -> dotfiles/zshenv`, `~/.config/nvim ->
-/// ../dotfiles/nvim`): the home rules judge names below the home, so where such a link
-/// leads inside a writable tree is write-denied as the name is, unless the name is open.
+/// Entries of the home's protected directories looked at for links at launch, and how deep.
+const LINK_WALK_MAX: usize = 1_024;
+const LINK_WALK_DEPTH: usize = 3;
+
+/// Links at launch below the home's protected dot-entries lead elsewhere (GNU stow's
+/// `~/.zshenv -> dotfiles/zshenv`, `~/.config/nvim -> ../dotfiles/nvim`, per-file links
+/// such as `~/.ssh/config -> ../dotfiles/ssh/config`): the home rules judge names below the
+/// home, so where each such link leads inside a writable tree is write-denied as its name
+/// is. Looked for breadth first through the protected directories (never into a link, nor
+/// into the caches the allow-list names), up to [`LINK_WALK_MAX`] entries: past that, links
+/// deeper down are not seen (a limit docs/security.md states).
 fn linked_dot_entries(policy: &mut FsPolicy, home: &Path) {
+    use crate::fs::protected_names::HOME_ALLOW;
     let Some(h) = policy.home.clone() else { return };
-    let listed = |dir: &Path| -> Vec<PathBuf> {
-        std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.flatten()
-                    .take(crate::fs::mandatory::LISTING_MAX * 4)
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
-                    .map(|e| e.path())
-                    .collect()
-            })
-            .unwrap_or_default()
+    let cache = |p: &Path| {
+        p.strip_prefix(home)
+            .ok()
+            .and_then(Path::to_str)
+            .is_some_and(|rel| rel == ".cache" || HOME_ALLOW.iter().any(|a| !a.default && a.path == rel))
     };
-    let dots = listed(home).into_iter().filter(|p| p.file_name().is_some_and(|n| n.as_encoded_bytes()[0] == b'.'));
-    for link in dots.chain(listed(&home.join(".config"))) {
-        let to = canonical(&link);
-        if h.protects(&link) && policy.in_write_tree(&to) {
-            policy.deny_write.push(to);
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+        std::collections::VecDeque::from([(home.to_path_buf(), 0)]);
+    let mut left = LINK_WALK_MAX;
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(listing) = std::fs::read_dir(&dir) else { continue };
+        for e in listing.flatten() {
+            if left == 0 {
+                tracing::debug!(home = %home.display(), "links below the home's protected entries: look stopped at its bound");
+                return;
+            }
+            left -= 1;
+            let p = e.path();
+            // the home's own entries: only its dot-entries are the rules'
+            if depth == 0 && !e.file_name().as_encoded_bytes().starts_with(b".") {
+                continue;
+            }
+            if !h.protects(&p) {
+                continue;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_symlink() => {
+                    let to = canonical(&p);
+                    if policy.in_write_tree(&to) {
+                        policy.deny_write.push(to);
+                    }
+                }
+                Ok(t) if t.is_dir() && depth + 1 < LINK_WALK_DEPTH && !cache(&p) => queue.push_back((p, depth + 1)),
+                _ => {}
+            }
         }
     }
 }

@@ -23,12 +23,14 @@ pub struct Destination {
 
 /// Where a symlink made in the directory `dir` (canonical) with the contents `text` leads.
 pub fn destination(dir: &Path, text: &OsStr) -> Destination {
-    let path = resolve(dir, Path::new(text));
     // `/proc/self/cwd/x`, `/dev/fd/3/x`: what these lead to depends on the process that
     // follows the link, not on srt, so no answer srt finds here would hold for a host
-    // program; taken as the place no command may write
+    // program; nor does one srt could not finish (a path past PATH_MAX, a name it may not
+    // look at): all are taken as the place no command may write
+    let unjudged = Destination { path: PathBuf::from(UNJUDGED), is_dir: true, host_writes: true };
+    let Some(path) = resolve(dir, Path::new(text)) else { return unjudged };
     if ["/proc", "/dev/fd"].iter().any(|p| crate::paths::under(&path, Path::new(p))) {
-        return Destination { path: PathBuf::from("/proc"), is_dir: true, host_writes: true };
+        return unjudged;
     }
     let meta = std::fs::metadata(&path);
     let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
@@ -40,19 +42,29 @@ pub fn destination(dir: &Path, text: &OsStr) -> Destination {
     Destination { path, is_dir, host_writes }
 }
 
+/// The destination of a link srt cannot judge ([`destination`]); refused by
+/// [`crate::fs::name_rules::symlink_to`] whatever the policy says about it.
+pub const UNJUDGED: &str = "/proc";
+
 /// Symlinks followed on the way, as the kernel's `MAXSYMLINKS`: past it the kernel gives up
-/// (`ELOOP`), and the path reached so far is as good an answer as any.
+/// (`ELOOP`).
 const MAX_HOPS: usize = 40;
 
 /// `text` resolved from `dir` as the kernel would: each existing symlink on the way
 /// followed, `..` taken after it; from the first missing name on, `.` and `..` are taken
-/// lexically (as they will be once those directories are made).
-fn resolve(dir: &Path, text: &Path) -> PathBuf {
+/// lexically (as they will be once those directories are made). `None` where srt cannot
+/// tell: a path that grows past `PATH_MAX` (the kernel follows a relative link that far,
+/// srt's look by path would not), a name it may not look at, a link it cannot read, more
+/// links than the kernel follows.
+fn resolve(dir: &Path, text: &Path) -> Option<PathBuf> {
     let mut cur = if text.has_root() { PathBuf::from("/") } else { dir.to_path_buf() };
     let mut todo: Vec<std::ffi::OsString> = names(text);
     todo.reverse();
     let (mut hops, mut missing) = (0, false);
     while let Some(n) = todo.pop() {
+        if cur.as_os_str().len() + n.len() >= libc::PATH_MAX as usize {
+            return None;
+        }
         if n == ".." {
             cur.pop();
             // back in a directory that exists: the disk decides again from here
@@ -66,9 +78,12 @@ fn resolve(dir: &Path, text: &Path) -> PathBuf {
             continue;
         }
         match std::fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() && hops < MAX_HOPS => {
+            Ok(m) if m.file_type().is_symlink() => {
                 hops += 1;
-                let Ok(link) = std::fs::read_link(&cur) else { continue };
+                if hops > MAX_HOPS {
+                    return None;
+                }
+                let link = std::fs::read_link(&cur).ok()?;
                 cur.pop();
                 if link.has_root() {
                     cur = PathBuf::from("/");
@@ -76,10 +91,12 @@ fn resolve(dir: &Path, text: &Path) -> PathBuf {
                 todo.extend(names(&link).into_iter().rev());
             }
             Ok(_) => {}
-            Err(_) => missing = true,
+            // missing, or below a file: nothing there now (the kernel fails too)
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => missing = true,
+            Err(_) => return None,
         }
     }
-    cur
+    Some(cur)
 }
 
 /// The names of `p`, `.` dropped, `..` kept.
@@ -93,10 +110,19 @@ fn names(p: &Path) -> Vec<std::ffi::OsString> {
         .collect()
 }
 
-/// The effective user may write `p` (a read-only mount or a mode that refuses the user
-/// says no; for root only those).
+/// The user srt runs as may write `p` outside the sandbox. For root, whose capabilities
+/// srt has dropped by now (so `faccessat` would say no to other users' files), only a
+/// read-only mount says no; for anyone else, the mode and the mount do.
 fn writable(p: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return true };
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        // SAFETY: statvfs writes only into the struct it is given.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a NUL-terminated path and a live struct.
+        let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+        return r != 0 || st.f_flag & libc::ST_RDONLY == 0;
+    }
     // SAFETY: plain syscall with a NUL-terminated path; it only reads its arguments.
     unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
@@ -124,6 +150,8 @@ mod tests {
         assert_eq!(at("a", "/etc/../etc/passwd").path, PathBuf::from("/etc/passwd"));
         assert_eq!(at("a", "../../../../../../../..").path, PathBuf::from("/"));
         assert!(at("a", "new").host_writes, "a missing name in a directory of ours can be made");
+        let long = format!("{}/../f", "d/".repeat(2100));
+        assert_eq!(at("a", &long).path, PathBuf::from(UNJUDGED), "past PATH_MAX srt cannot judge");
         for magic in ["/proc/self/cwd/bin/git", "/proc/1/root/etc/passwd", "/dev/fd/3/x", "/dev/stdout"] {
             let d = at("a", magic);
             assert_eq!(d.path, PathBuf::from("/proc"), "{magic} is judged as /proc: {d:?}");

@@ -158,6 +158,11 @@ pub fn link(pol: &FsPolicy, src: &Path, dst: &Path) -> Verdict {
 /// could not write `dest` either (`.venv/bin/python -> /usr/bin/python3` for a user who is
 /// not root): then writing through the link fails for everyone.
 pub fn symlink_to(pol: &FsPolicy, dest: &Path, dest_is_dir: bool, host_writes: bool) -> Verdict {
+    if crate::paths::under(dest, Path::new(crate::fs::link_target::UNJUDGED)) {
+        return Verdict::Refuse(
+            "a symlink srt cannot follow to its end as a host program would (through /proc or /dev/fd, past PATH_MAX)",
+        );
+    }
     // a directory's own mode says nothing about the names below it (`/` is not writable for
     // a user, `/home/u/.bashrc` is): only one whose whole tree the command may write is safe
     if dest_is_dir && (!pol.can_write(dest) || pol.guards_below(dest)) {

@@ -218,9 +218,13 @@ impl FsPolicy {
         let Ok(rel) = p.strip_prefix(t) else { return false };
         let Some(first) = rel.components().next().map(|c| c.as_os_str()) else { return false };
         use std::os::unix::ffi::OsStrExt;
-        if !first.as_bytes().starts_with(b".")
-            || first.to_str().is_some_and(crate::fs::protected_names::top_dot_allowed)
-        {
+        let second = rel.components().nth(1).map(|c| c.as_os_str().to_str());
+        let allowed = match (first.to_str(), second) {
+            (Some(f), None) => crate::fs::protected_names::top_dot_allowed(f, None),
+            (Some(f), Some(Some(s))) => crate::fs::protected_names::top_dot_allowed(f, Some(s)),
+            _ => false,
+        };
+        if !first.as_bytes().starts_with(b".") || allowed {
             return false;
         }
         let entry = t.join(first);

@@ -99,6 +99,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
     policy.extra_bounds = git_bounds(&policy.git_dirs);
+    own_home_writable_elsewhere(&policy, cx.home)?;
     let mut env_named_elsewhere = Vec::new();
     if let Some(home) = cx.home.filter(|h| h.is_absolute()).map(canonical) {
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
@@ -300,7 +301,7 @@ fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBu
         policy.dot_tops.push(t.clone());
         for (p, is_dir) in listed.iter().filter(|(p, _)| p.parent() == Some(t.as_path())) {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if crate::fs::protected_names::top_dot_allowed(name) {
+            if crate::fs::protected_names::top_dot_allowed(name, None) {
                 continue;
             }
             let own_home = || passwd_home.get_or_init(|| crate::paths::passwd_home().map(|h| canonical(&h))).as_ref();
@@ -311,6 +312,18 @@ fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBu
             }
         }
     }
+}
+
+/// The user's own home (from the password database) may be written while `$HOME` names
+/// another place: the home rules would protect the wrong one, so srt refuses to run.
+fn own_home_writable_elsewhere(policy: &FsPolicy, home: Option<&Path>) -> Result<(), LaunchError> {
+    let Some(passwd) = crate::paths::passwd_home().map(|p| canonical(&p)) else { return Ok(()) };
+    let home = home.map(canonical);
+    // a home that does not exist (`/nonexistent`, as Debian gives nobody) holds nothing
+    if home.as_deref() == Some(passwd.as_path()) || !policy.in_write_tree(&passwd) || !passwd.is_dir() {
+        return Ok(());
+    }
+    Err(LaunchError::OtherHome { passwd, home: home.unwrap_or_default() })
 }
 
 /// `/tmp` or `/var/tmp`, sticky and writable by all: shared scratch space, not a project,

@@ -168,14 +168,20 @@ pub fn starts_project_entry(name: &str) -> bool {
         || wild.iter().any(|(w, pre, post)| name.starts_with(pre) && name.ends_with(post) && component_matches(w, name))
 }
 
-/// Whether `name` may appear at the top of a writable tree during a run: not a dot-name, or
-/// one [`PROJECT_DOT_ALLOW`] names, or the first name of a dot-path decided not protected
-/// ([`PROJECT_NOT_PROTECTED`]: `.npmrc`, `.github`, `.cargo`). [`PROJECT`]'s names are
-/// judged before this, and stay protected below an allowed one.
-pub fn top_dot_allowed(name: &str) -> bool {
-    !name.starts_with('.')
-        || PROJECT_DOT_ALLOW.iter().any(|d| component_matches(d.name, name))
-        || PROJECT_NOT_PROTECTED.iter().any(|d| d.path.starts_with('.') && d.path.split('/').next() == Some(name))
+/// Whether `name` may appear at the top of a writable tree during a run, and `inside` (the
+/// name below it, if any) within it: not a dot-name, or one [`PROJECT_DOT_ALLOW`] names
+/// (within the names it allows inside, where it lists them: `.github/workflows`, not
+/// `.github/mcp.json`), or the first name of a dot-path decided not protected
+/// ([`PROJECT_NOT_PROTECTED`]: `.npmrc`, `.cargo`). [`PROJECT`]'s names are judged before
+/// this, and stay protected below an allowed one.
+pub fn top_dot_allowed(name: &str, inside: Option<&str>) -> bool {
+    if !name.starts_with('.') {
+        return true;
+    }
+    if let Some(d) = PROJECT_DOT_ALLOW.iter().find(|d| component_matches(d.name, name)) {
+        return d.inside.is_empty() || inside.is_none_or(|i| d.inside.iter().any(|p| component_matches(p, i)));
+    }
+    PROJECT_NOT_PROTECTED.iter().any(|d| d.path.starts_with('.') && d.path.split('/').next() == Some(name))
 }
 
 /// The protected project entry covering `rel` (relative to a project directory), if any.

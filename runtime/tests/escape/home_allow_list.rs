@@ -78,4 +78,32 @@ escapes! {
         .holds("w/dotfiles/ssh/authorized_keys", "k\n")
         .holds("w/dotfiles/zshenv", "#z\n")
         .absent_w("dotfiles/nvim/init.lua");
+    // per-file links inside protected home directories that exist (stow's unfolded
+    // layout), the command working in the dotfiles repository itself (the home is W's
+    // parent, not writable)
+    stowed_per_file_links => Scenario::new(
+        "echo evil >> ssh/config; echo evil >> git/config; echo evil >> bin/x; echo evil >> fish/ls.fish")
+        .env("HOME", "{W}/..")
+        .setup(|e| {
+            for (f, body) in [("ssh/config", "Host x\n"), ("git/config", "[user]\n"), ("bin/x", "#!/bin/sh\n"), ("fish/ls.fish", "fn\n")] {
+                e.file(&e.w(f), body);
+            }
+            for d in [".ssh", ".config/git", ".local/bin", ".config/fish"] {
+                std::fs::create_dir_all(e.root.join(d)).unwrap();
+            }
+            let w = e.w.file_name().unwrap().to_str().unwrap().to_string();
+            for (name, to) in [
+                (".ssh/config", format!("../{w}/ssh/config")),
+                (".config/git/config", format!("../../{w}/git/config")),
+                (".local/bin/x", format!("../../{w}/bin/x")),
+                (".config/fish/functions", format!("../../{w}/fish")),
+            ] {
+                std::os::unix::fs::symlink(to, e.root.join(name)).unwrap();
+            }
+        })
+        .fails()
+        .holds("w/ssh/config", "Host x\n")
+        .holds("w/git/config", "[user]\n")
+        .holds("w/bin/x", "#!/bin/sh\n")
+        .holds("w/fish/ls.fish", "fn\n");
 }

@@ -137,3 +137,64 @@ mod still_allowed {
             .holds("w/out.txt", "/dev/null\n");
     }
 }
+
+/// Round 7's second review: links srt could not follow to their end as the kernel does, and
+/// links to files another user owns, for a run as root.
+mod hard_to_follow {
+    use super::*;
+
+    /// Seventeen directories of 250-character names nested by renames (each call's own
+    /// path stays short): the link's way through them passes PATH_MAX, where a look by path
+    /// fails and must not be taken for a missing name.
+    const DEEP: &str = r#"
+import os, sys
+W = os.getcwd(); H = os.environ["HOME"]
+N = lambda i: ("B%02d" % i) + "x" * 240
+os.mkdir("x"); os.mkdir(N(1)); os.symlink(W + "/x", N(1) + "/s")
+for i in range(2, 18):
+    os.mkdir(N(i)); os.rename(N(i - 1), N(i) + "/" + N(i - 1))
+os.symlink("/".join(N(i) for i in range(17, 8, -1)), "T1")
+text = "T1/" + "/".join(N(i) for i in range(8, 0, -1)) + "/s/../.bashrc"
+try:
+    os.symlink(text, "L")
+    print("LINKED to", os.path.realpath("L"))
+except OSError as e:
+    print("refused:", e)
+"#;
+
+    escapes! {
+        past_path_max => Scenario::new(&format!("python3 -c '{}'", DEEP.replace('\'', "\"")))
+            .env("HOME", "{W}")
+            .setup(|e| e.file(&e.w(".bashrc"), "# rc\n"))
+            .prints("refused:")
+            .check(|e, _| no_link(e, "L"))
+            .holds("w/.bashrc", "# rc\n");
+        // a file of a third user: root writes it, so a root run may not link to it; uid
+        // 65534 cannot write it either, and may
+        other_users_file => Scenario::new(r#"ln -s "$O/victim/.bashrc" L1; ln -s "$O/victim/new" L2; true"#)
+            .setup(|e| {
+                std::fs::create_dir_all(e.o("victim")).unwrap();
+                std::fs::write(e.o("victim/.bashrc"), "# victim\n").unwrap();
+                for p in [e.o("victim"), e.o("victim/.bashrc")] {
+                    std::os::unix::fs::chown(&p, Some(12345), Some(12345)).unwrap();
+                }
+            })
+            .check(|e, _| {
+                if e.uid.is_some() {
+                    return Ok(());
+                }
+                no_link(e, "L1").and_then(|()| no_link(e, "L2"))
+            });
+        // a rename that leaves a whiteout (a 0:0 device) where the source was
+        whiteout_in_a_git_directory => Scenario::new(
+            "git init -q . && echo x > f && git add f && git -c user.email=a@b -c user.name=a commit -qm x && mkdir d && \
+             python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); \
+             sys.exit(0 if l.renameat2(-100,b\".git/logs/HEAD\",-100,b\"d/moved\",4)==0 else 1)'")
+            .fails()
+            .check(|e, _| match e.w(".git/logs/HEAD").symlink_metadata() {
+                Ok(m) if m.is_file() => Ok(()),
+                Ok(_) => Err(".git/logs/HEAD is no longer a file".into()),
+                Err(err) => Err(format!(".git/logs/HEAD: {err}")),
+            });
+    }
+}

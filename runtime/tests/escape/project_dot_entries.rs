@@ -26,6 +26,13 @@ escapes! {
     kilo_config => agent_config("kilo.jsonc");
     crush_config => agent_config("crush.json");
     crush_dot_config => agent_config(".crush.json");
+    // Copilot CLI's MCP servers and settings below an allowed `.github`, an unnamed file
+    // there, and mise's other names (round 7's second review)
+    github_mcp => agent_config(".github/mcp.json");
+    github_copilot_settings => agent_config(".github/copilot/settings.json");
+    github_unnamed => agent_config(".github/agent.json");
+    mise_dir_config => agent_config("mise/config.toml");
+    mise_env_config => agent_config("mise.dev.toml");
     // the next agent, on no list
     new_agent_settings => agent_config(".newagent/settings.json");
     new_agent_file => agent_config(".newagentrc");
@@ -71,6 +78,10 @@ mod still_allowed {
     use super::*;
 
     escapes! {
+        github_what_the_forge_reads => Scenario::new(
+            "mkdir -p .github/workflows .github/ISSUE_TEMPLATE && echo ok > .github/workflows/ci.yml && \
+             echo ok > .github/ISSUE_TEMPLATE/bug.md && echo ok > .github/CODEOWNERS && cat .github/CODEOWNERS > out.txt")
+            .holds("w/out.txt", "ok\n");
         caches_and_envs => Scenario::new(
             "mkdir -p .venv/bin .pytest_cache/v .next .turbo && echo ok > .venv/bin/marker && \
              echo ok > .eslintcache && echo ok > .coverage && echo ok > .env.local && cat .venv/bin/marker > out.txt")

@@ -347,6 +347,8 @@ escapes! {
         done
         exit 0"#))
         .with("filesystem.allowWrite", serde_json::json!(["/"]))
+        // with `/` writable the user's own home is too: srt wants $HOME to name it
+        .env("HOME", "/root")
         .setup(victim)
         .lacks("SUCCEEDED")
         .lacks("CHANGED")

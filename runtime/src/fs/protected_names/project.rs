@@ -40,6 +40,8 @@ pub const PROJECT: &[Entry] = &[
     e(".clinerules", D, "Cline: hooks/ scripts run at task and tool events; rules", "https://docs.cline.bot/customization/hooks"),
     e(".windsurf", D, "Windsurf: hooks.json (pre_run_command...), rules, workflows", "https://docs.rs/crate/agent-config/0.3.3/source/docs/agents/windsurf.md (.windsurf/hooks.json)"),
     e(".github/hooks", D, "Copilot CLI loads *.json hooks from the working directory", "https://docs.github.com/en/copilot/reference/hooks-reference"),
+    e(".github/mcp.json", F, "Copilot CLI: workspace MCP servers it starts", "https://docs.github.com/en/copilot/reference/cli-command-reference"),
+    e(".github/copilot", D, "Copilot CLI repository settings (settings*.json)", "https://docs.github.com/en/copilot/reference/cli-command-reference"),
     e(".aider.conf.yml", F, "aider (git root and cwd): lint-cmd/test-cmd with auto-lint/auto-test", "https://aider.chat/docs/config/aider_conf.html"),
     e("opencode.json", F, "opencode project config (found up to the git root): mcp, formatter and lsp commands", OPENCODE),
     e("opencode.jsonc", F, "as opencode.json", OPENCODE),
@@ -77,12 +79,13 @@ pub const PROJECT: &[Entry] = &[
     // shells entering the directory
     e(".envrc", F, "direnv runs it on cd (needs direnv allow, except in directories direnv.toml whitelists)", "https://direnv.net/man/direnv.toml.1.html"),
     e("mise.toml", F, "mise (activated in the shell): env, hooks, templates; trust is by path, not content", MISE),
-    e("mise.local.toml", F, "as mise.toml", MISE),
     e(".mise.toml", F, "as mise.toml", MISE),
     e(".mise.local.toml", F, "as mise.toml", MISE),
     e(".mise", D, "mise config directory", MISE),
     e(".config/mise.toml", F, "as mise.toml", MISE),
     e(".config/mise", D, "mise config directory", MISE),
+    e("mise", D, "mise config directory (mise/config.toml, mise/config.local.toml)", MISE),
+    e("mise.*.toml", F, "mise.local.toml and the environment configs (mise.{env}.toml), as mise.toml", MISE),
     // srt 0.0.83's list: shell rc files and git config matter when the directory is $HOME
     e(".gitconfig", F, "git global config when the directory is $HOME (in srt 0.0.83's list)", SRT),
     e(".gitmodules", F, "submodule URLs and paths a later git submodule update uses (in srt 0.0.83's list)", SRT),

@@ -21,10 +21,12 @@ pub struct DotAllowed {
     pub tool: &'static str,
     /// What reads it back, and why that is data, a cache or the project's own build.
     pub why: &'static str,
+    /// The names allowed directly inside it (`*` as in `name`); empty: all of it.
+    pub inside: &'static [&'static str],
 }
 
 const fn a(name: &'static str, tool: &'static str, why: &'static str) -> DotAllowed {
-    DotAllowed { name, tool, why }
+    DotAllowed { name, tool, why, inside: &[] }
 }
 
 const CACHE: &str = "a cache its own tool reads back when the user runs it; nothing runs it on opening the folder";
@@ -37,6 +39,19 @@ const BUILD: &str = "build output the project's own dev server, build or tests r
 #[rustfmt::skip]
 pub const PROJECT_DOT_ALLOW: &[DotAllowed] = &[
     a(".git", "git", "its hooks, config and other files that run programs are guarded by srt's git rules"),
+    // a forge's directory, by what the forge reads from it: Copilot CLI also loads MCP
+    // servers (`mcp.json`) and settings (`copilot/`) from here, so those, and anything not
+    // named, fail closed (round 7's second review)
+    DotAllowed {
+        name: ".github",
+        tool: "GitHub",
+        why: "CI workflows and actions run on the forge's runners, not this host; templates, ownership and instruction files are text",
+        inside: &[
+            "workflows", "actions", "ISSUE_TEMPLATE", "DISCUSSION_TEMPLATE", "PULL_REQUEST_TEMPLATE",
+            "*.md", "CODEOWNERS", "FUNDING.yml", "dependabot.yml", "dependabot.yaml", "release.yml",
+            "labeler.yml", "labels.yml", "renovate.json", "renovate.json5", "instructions", "linters",
+        ],
+    },
     a(".gitignore", "git", IGNORE),
     a(".gitkeep", "convention", "an empty placeholder"),
     a(".dockerignore", "docker", IGNORE),
