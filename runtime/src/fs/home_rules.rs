@@ -135,54 +135,65 @@ pub(super) fn home_rules(
     Ok(elsewhere)
 }
 
-/// Entries of the home's protected directories looked at for links at launch, and how deep.
+/// Entries of the home's directories looked at for links at launch, at most.
 const LINK_WALK_MAX: usize = 1_024;
-const LINK_WALK_DEPTH: usize = 3;
 
-/// Links at launch below the home's protected dot-entries lead elsewhere (GNU stow's
+/// The directories below the home a link to a protected entry can stand in: each researched
+/// entry's own directory and those on the way to it (`.config`, `.config/git`, `.ssh`,
+/// `.local/bin`). Built once.
+fn walked_dirs() -> &'static std::collections::HashSet<&'static str> {
+    static DIRS: std::sync::OnceLock<std::collections::HashSet<&'static str>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        use crate::fs::protected_names::{Kind, HOME};
+        let mut out = std::collections::HashSet::new();
+        for e in HOME.iter().filter(|e| !e.path.contains('*')) {
+            for (i, _) in e.path.match_indices('/') {
+                out.insert(&e.path[..i]);
+            }
+            if e.kind == Kind::Dir {
+                out.insert(e.path);
+            }
+        }
+        out
+    })
+}
+
+/// Links at launch among the home's researched entries lead elsewhere (GNU stow's
 /// `~/.zshenv -> dotfiles/zshenv`, `~/.config/nvim -> ../dotfiles/nvim`, per-file links
 /// such as `~/.ssh/config -> ../dotfiles/ssh/config`): the home rules judge names below the
 /// home, so where each such link leads inside a writable tree is write-denied as its name
-/// is. Looked for breadth first through the protected directories (never into a link, nor
-/// into the caches the allow-list names), up to [`LINK_WALK_MAX`] entries: past that, links
-/// deeper down are not seen (a limit docs/security.md states).
+/// is. Looked for in the home's top and in the directories that hold researched entries
+/// ([`walked_dirs`]: not in caches or installations such as `~/.rustup`), up to
+/// [`LINK_WALK_MAX`] entries; a link elsewhere in a protected dot-directory is not seen (a
+/// limit docs/security.md states).
 fn linked_dot_entries(policy: &mut FsPolicy, home: &Path) {
-    use crate::fs::protected_names::HOME_ALLOW;
     let Some(h) = policy.home.clone() else { return };
-    let cache = |p: &Path| {
-        p.strip_prefix(home)
-            .ok()
-            .and_then(Path::to_str)
-            .is_some_and(|rel| rel == ".cache" || HOME_ALLOW.iter().any(|a| !a.default && a.path == rel))
-    };
-    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
-        std::collections::VecDeque::from([(home.to_path_buf(), 0)]);
+    let dirs = walked_dirs();
+    let mut queue: Vec<PathBuf> = vec![home.to_path_buf()];
     let mut left = LINK_WALK_MAX;
-    while let Some((dir, depth)) = queue.pop_front() {
+    while let Some(dir) = queue.pop() {
         let Ok(listing) = std::fs::read_dir(&dir) else { continue };
         for e in listing.flatten() {
             if left == 0 {
-                tracing::debug!(home = %home.display(), "links below the home's protected entries: look stopped at its bound");
+                tracing::debug!(home = %home.display(), "links among the home's entries: look stopped at its bound");
                 return;
             }
             left -= 1;
+            let Ok(t) = e.file_type() else { continue };
+            if !t.is_symlink() && !t.is_dir() {
+                continue;
+            }
             let p = e.path();
-            // the home's own entries: only its dot-entries are the rules'
-            if depth == 0 && !e.file_name().as_encoded_bytes().starts_with(b".") {
-                continue;
-            }
-            if !h.protects(&p) {
-                continue;
-            }
-            match e.file_type() {
-                Ok(t) if t.is_symlink() => {
-                    let to = canonical(&p);
-                    if policy.in_write_tree(&to) {
-                        policy.deny_write.push(to);
-                    }
+            let Some(rel) = p.strip_prefix(home).ok().and_then(Path::to_str) else { continue };
+            if t.is_dir() {
+                if dirs.contains(rel) {
+                    queue.push(p);
                 }
-                Ok(t) if t.is_dir() && depth + 1 < LINK_WALK_DEPTH && !cache(&p) => queue.push_back((p, depth + 1)),
-                _ => {}
+                continue;
+            }
+            let to = canonical(&p);
+            if h.protects(&p) && policy.in_write_tree(&to) {
+                policy.deny_write.push(to);
             }
         }
     }
