@@ -411,11 +411,14 @@ impl Parser {
     fn number(&self, item: &Item) -> R<Number> {
         let text = &item.val;
         let unsigned = text.trim_start_matches(['+', '-']);
-        let hex = unsigned.starts_with("0x") || unsigned.starts_with("0X");
         if text.ends_with('i') {
             return self.refuse(item.line, format!("complex constant {text}"));
         }
-        if ((!hex && text.contains(['.', 'e', 'E'])) || text.contains(['p', 'P'])) && is_float(unsigned) {
+        // Go's `idealConstant` makes a float64 of any number with `.eEpP` that is not an
+        // unsigned hex integer (so `-0xE` too, which prints as -14 but is no int to printf).
+        let hex_int = (text.starts_with("0x") || text.starts_with("0X")) && !text.contains(['p', 'P']);
+        let float_like = !hex_int && text.contains(['.', 'e', 'E', 'p', 'P']);
+        if float_like && (is_float(unsigned) || parse_int(text).is_some()) {
             return self.refuse(item.line, format!("floating-point constant {text}"));
         }
         if let Some(v) = parse_int(text) {

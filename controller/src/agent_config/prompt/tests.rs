@@ -80,6 +80,7 @@ fn refusals_name_the_construct_and_line() {
     );
     assert!(err("{{printf \"%p\" .ToolNames}}").contains(": %p (a list's address) is not supported"));
     assert!(err("{{printf \"%[1]s\" 1}}").contains("printf argument index ([n]) is not supported"));
+    assert!(err("{{printf \"%d\" -0xE}}").contains(": floating-point constant -0xE is not supported"));
     assert!(err("{{\"\\xff\"}}").contains("string constant \"\\xff\" (its bytes are not UTF-8) is not supported"));
     assert!(err("{{slice .ToolNames 0 1}}").contains("slice of a list past its length (1 > 0"));
     assert_eq!(err("{{range 1000000000000}}{{end}}"), "template: systemMessage: rendering stopped after 1000000 steps");
