@@ -298,7 +298,7 @@ for profile in "${profiles[@]}"; do
     check "settings from the ConfigMap at \$SRT_SETTINGS_PATH allow allowed.test" \
       timeout 30 podman exec "$ctr" bash -c 'grep -q "\"allowedDomains\":\[\"allowed.test\"\]" "$SRT_SETTINGS_PATH"'
     check "srt -c cannot change the mounted settings" \
-      timeout 30 podman exec -w /tmp "$ctr" bash -c '! srt -c "echo {} > \$SRT_SETTINGS_PATH" 2>/dev/null'
+      timeout 30 podman exec -w /tmp "$ctr" bash -c '! srt -c "echo {} > $SRT_SETTINGS_PATH" 2>/dev/null'
     check "pid 1 (the agent) runs as uid 1001" \
       timeout 30 podman exec "$ctr" bash -c '[ "$(awk "/^Uid:/ {print \$2}" /proc/1/status)" = 1001 ]'
     timeout 120 podman exec -w /tmp "$ctr" bash -c "$(cat scripts/podman/checks.sh)" checks \

@@ -76,8 +76,8 @@ async fn a_new_agent_gets_settings_a_sandbox_and_a_status() {
     let (cm, sb) = expect_deploy(&mut handle, json!({})).await;
     assert_eq!(
         settings_of(&cm),
-        r#"{"environment":{"exclude":["OPENAI_API_KEY"]},"filesystem":{"allowWrite":[".","/tmp"],"denyRead":["/config","/var/run/secrets"],"denyWrite":[],"listable":["/config","/var/run/secrets"]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#,
-        "the ModelConfig's key, rendered as a secretKeyRef, is excluded by name"
+        r#"{"environment":{"exclude":["OPENAI_API_KEY"],"inherit":"core"},"filesystem":{"allowWrite":[".","/tmp"],"denyRead":["/config","/var/run/secrets"],"denyWrite":[],"listable":["/config","/var/run/secrets"]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#,
+        "the ModelConfig's key, rendered as a secretKeyRef, is excluded by name; commands start from srt's core set"
     );
     settings_schema::parse_str(&settings_of(&cm), std::path::Path::new("cm")).unwrap();
     for body in [&cm, &sb] {

@@ -67,6 +67,9 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
 
         let settings = cm["data"]["srt-settings.json"].as_str().unwrap();
         settings_schema::parse_str(settings, Path::new(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        // the pod's plain variables reach commands only when the settings name them
+        let environment: Value = serde_json::from_str::<Value>(settings).unwrap()["environment"].clone();
+        assert_eq!(environment["inherit"], "core", "{case}");
 
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{case}");
         assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault", "{case}");
