@@ -26,8 +26,6 @@ pub const SECRETS_DIR: &str = "/var/run/secrets";
 /// The ServiceAccount token Kubernetes mounts when the pod's account automounts it.
 const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 const SERVICE_ACCOUNT_VOLUME: &str = "kube-api-access";
-/// The CSI driver that mounts external secret stores (Vault, AWS/Azure/GCP secret managers).
-const SECRETS_STORE_DRIVER: &str = "secrets-store.csi.k8s.io";
 
 /// The `environment` and read rules the rendered srt-settings.json carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -157,14 +155,17 @@ pub fn protection(
     Ok(p)
 }
 
-/// A Secret, a projected volume with a Secret or a ServiceAccount token in it, or the
-/// secrets-store CSI driver's volume.
+/// A Secret, a projected volume with a Secret or a ServiceAccount token in it, or any inline
+/// CSI volume: the secrets-store driver's (`secrets-store.csi.k8s.io` with the AWS, Azure,
+/// GCP, Vault, Conjur, Infisical or Akeyless provider), GKE's (`secrets-store-gke.csi.k8s.io`),
+/// cert-manager's and SPIFFE's mount keys and workload identities, and a driver srt-controller
+/// does not know is taken for one of them (fail closed; `command-readable-volumes` opens it).
 pub fn holds_credentials(v: &Volume) -> bool {
     v.secret.is_some()
         || v.projected.as_ref().is_some_and(|p| {
             p.sources.iter().flatten().any(|s| s.secret.is_some() || s.service_account_token.is_some())
         })
-        || v.csi.as_ref().is_some_and(|c| c.driver == SECRETS_STORE_DRIVER)
+        || v.csi.is_some()
 }
 
 /// The variables a value names for Kubernetes' expansion: `$(NAME)`, not the escaped `$$(NAME)`.
@@ -239,7 +240,8 @@ mod tests {
                 {"name": "mixed", "mountPath": "/etc/mixed"},
                 {"name": "data", "mountPath": "/data"},
                 {"name": "cm", "mountPath": "/etc/cm"},
-                {"name": "cm", "mountPath": "/var/run/secrets/ca"}]}));
+                {"name": "cm", "mountPath": "/var/run/secrets/ca"},
+                {"name": "other-csi", "mountPath": "/mnt/keys"}]}));
         let v = volumes(json!([
             {"name": "kagent-token", "projected": {"sources": [{"serviceAccountToken": {"path": "kagent-token", "audience": "kagent"}}]}},
             {"name": "git-creds", "secret": {"secretName": "git"}},
@@ -258,7 +260,11 @@ mod tests {
         assert_eq!(p.exclude, ["MODEL_ENDPOINT", "OPENAI_API_KEY"]);
         assert!(p.include.is_empty() && p.core_only, "commands start from srt's core set");
         assert_eq!(p.allow_read, ["/var/run/secrets/ca"], "not a credential: readable below the denied directory");
-        assert_eq!(p.deny_read, ["/config", "/etc/git-creds", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(
+            p.deny_read,
+            ["/config", "/etc/git-creds", "/etc/mixed", "/mnt/keys", "/mnt/vault", "/var/run/secrets"],
+            "a CSI driver srt-controller does not know counts as a credential volume"
+        );
     }
 
     #[test]
@@ -271,7 +277,7 @@ mod tests {
         let p = protection(&c, &v, &a).unwrap();
         assert_eq!(p.exclude, ["MODEL_ENDPOINT"]);
         assert_eq!(p.include, ["GITHUB_TOKEN", "OPENAI_API_KEY"]);
-        assert_eq!(p.deny_read, ["/config", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(p.deny_read, ["/config", "/etc/mixed", "/mnt/keys", "/mnt/vault", "/var/run/secrets"]);
         assert_eq!(
             p.allow_read,
             ["/var/run/secrets/ca", "/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/tokens"]

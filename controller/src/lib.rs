@@ -10,6 +10,7 @@ pub mod credentials;
 pub mod discovery;
 pub mod floor;
 pub mod http;
+pub mod injectors;
 pub mod kagent_crd;
 pub mod metrics;
 pub mod mounts;

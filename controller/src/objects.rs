@@ -212,10 +212,18 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
     // what the commands may not see is read from the pod as built, so every variable and
     // volume that reaches the agent's container counts, wherever it came from
     let agent_container = pod_spec.containers.iter().find(|c| c.name == CONTAINER_NAME);
-    let protection = match agent_container {
+    let mut protection = match agent_container {
         Some(c) => credentials::protection(c, pod_spec.volumes.as_deref().unwrap_or_default(), agent.annotations())?,
         None => credentials::Protection::default(),
     };
+    // and what a mutating webhook will add after this render, as the pod asks for it
+    let sources = [
+        ("metadata.annotations", agent.annotations()),
+        ("metadata.labels", agent.labels()),
+        ("deployment.annotations", &deployment.annotations),
+        ("deployment.labels", &deployment.labels),
+    ];
+    crate::injectors::apply(&mut protection, &sources, agent.annotations())?;
     let settings_json = settings::render(agent.spec.allowed_domains(), &protection).map_err(|e| {
         let domains = e.issues().iter().any(|i| i.path.starts_with("network."));
         let reason = if domains { rejection::REASON_INVALID_DOMAINS } else { REASON_INVALID_SPEC };

@@ -9,7 +9,7 @@ use controller::options::Options;
 use controller::render;
 use serde_json::Value;
 
-const CASES: &[&str] = &["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo"];
+const CASES: &[&str] = &["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo", "vault-injector"];
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -254,4 +254,24 @@ spec: {provider: Anthropic, model: claude-sonnet-4-5, apiKeySecret: anthropic-ke
         serde_json::json!(["ACME_LICENSE", "ANTHROPIC_API_KEY"]),
         "{settings}"
     );
+}
+
+/// The Vault Agent Injector adds /vault/secrets (and a moved secret's path) after render: the
+/// rendered settings deny them to commands, listable, with only the named CA readable; srt
+/// enforces exactly these rules in both modes, as root and as uid 65534
+/// (runtime/tests/escape/fs_read.rs: read_inside_deny_read_dir,
+/// listable_denied_tree_shows_names_only, deeper_deny_inside_allow_read).
+#[test]
+fn a_secret_injectors_paths_are_denied_to_commands() {
+    let docs = documents(&rendered("vault-injector"));
+    let settings: Value = serde_json::from_str(docs[0]["data"]["srt-settings.json"].as_str().unwrap()).unwrap();
+    let fs = &settings["filesystem"];
+    for path in ["/vault/secrets", "/srv/db", "/mnt/keys"] {
+        assert!(fs["denyRead"].as_array().unwrap().contains(&Value::from(path)), "{path}: {fs}");
+        assert!(fs["listable"].as_array().unwrap().contains(&Value::from(path)), "{path}: {fs}");
+    }
+    assert_eq!(fs["allowRead"], serde_json::json!(["/vault/secrets/ca.pem"]));
+    assert_eq!(settings["environment"], serde_json::json!({"include": ["LOG_LEVEL"], "inherit": "core"}));
+    let pod = &docs.last().unwrap()["spec"]["podTemplate"];
+    assert_eq!(pod["metadata"]["annotations"]["vault.hashicorp.com/agent-inject"], "true", "the webhook still sees it");
 }
