@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod agent_config;
+pub mod carried;
 pub mod conditions;
 pub mod conflict;
 pub mod crd;

@@ -90,6 +90,14 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
             index,
             message: e.to_string(),
         })?;
+        // a field the types would drop is refused, never dropped (crate::carried)
+        if let Some(rejection) = crate::carried::refusal(&crate::carried::not_carried(&json)) {
+            return Err(RenderError::Rejected {
+                namespace: agent.namespace().unwrap_or_else(|| "default".into()),
+                name: agent.name_any(),
+                rejection,
+            });
+        }
         agents.push(agent);
     }
     Ok((agents, lookup))

@@ -127,12 +127,27 @@ fn render_takes_referenced_objects_from_another_file() {
 
 /// render -f takes one of kagent's translator testdata files as it is (operation,
 /// targetObject, namespace, objects): its target Agent renders as the SandboxAgent with the
-/// same spec, with the ModelConfig and ServiceAccount of the file, the Secret skipped.
+/// same spec, with the ModelConfig and ServiceAccount of the file, the Secret skipped. The
+/// files set `spec.declarative.description`, which kagent's CRD does not declare: render
+/// refuses it by name (never drops it), and renders the file without it.
 #[test]
 fn render_reads_a_kagent_translator_testdata_file() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/upstream/kagent-v0.9.12/translator-testdata/inputs/agent_with_custom_sa.yaml");
-    let out = bin().args(["render", "-f"]).arg(&file).output().unwrap();
+    let raw = bin().args(["render", "-f"]).arg(&file).output().unwrap();
+    assert_eq!(raw.status.code(), Some(1));
+    assert!(raw.stdout.is_empty());
+    assert!(
+        text(&raw.stderr).contains("(UnsupportedField): spec.declarative.description: srt-controller does not carry"),
+        "{}",
+        text(&raw.stderr)
+    );
+    let dir = srt_tests::scratch_dir("cli-testdata");
+    let stored = dir.join("agent_with_custom_sa.yaml");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let without: Vec<&str> = original.lines().filter(|l| !l.starts_with("        description:")).collect();
+    std::fs::write(&stored, without.join("\n")).unwrap();
+    let out = bin().args(["render", "-f"]).arg(&stored).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let docs: Vec<serde_json::Value> = yaml_serde::Deserializer::from_str(&text(&out.stdout))
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
