@@ -111,8 +111,13 @@ pub fn protection(
     p.include.dedup();
 
     let readable = names(annotations, ANNOTATION_COMMAND_VOLUMES)?;
-    let credential_volumes: Vec<&str> =
-        volumes.iter().filter(|v| holds_credentials(v)).map(|v| v.name.as_str()).collect();
+    // (srt-controller's own /config, the settings with a Declarative agent's config Secret,
+    // is denied below and is not the agent's to open)
+    let credential_volumes: Vec<&str> = volumes
+        .iter()
+        .filter(|v| holds_credentials(v) && v.name != crate::pod_layout::SETTINGS_VOLUME)
+        .map(|v| v.name.as_str())
+        .collect();
     for r in &readable {
         if r != SERVICE_ACCOUNT_VOLUME && !credential_volumes.contains(&r.as_str()) {
             return Err(invalid(

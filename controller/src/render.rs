@@ -137,8 +137,8 @@ pub fn testdata_documents(value: &yaml_serde::Value) -> Option<Vec<yaml_serde::V
 }
 
 /// The desired objects of one agent as a multi-document YAML string: the settings
-/// ConfigMap, the agent's ServiceAccount (unless its spec names one) and the Sandbox in the
-/// version `api` describes.
+/// ConfigMap, a Declarative agent's config Secret, the agent's ServiceAccount (unless its
+/// spec names one) and the Sandbox in the version `api` describes.
 pub fn render_agent(
     agent: &SandboxAgent,
     opts: &Options,
@@ -155,6 +155,9 @@ pub fn render_agent(
         },
     })?;
     let mut out = format!("---\n{}", to_yaml(&desired.settings));
+    if let Some(config) = &desired.config {
+        out.push_str(&format!("---\n{}", to_yaml(config)));
+    }
     if let Some(sa) = &desired.service_account {
         out.push_str(&format!("---\n{}", to_yaml(sa)));
     }

@@ -154,8 +154,10 @@ fn render_reads_a_kagent_translator_testdata_file() {
         .filter(|v: &serde_json::Value| !v.is_null())
         .collect();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["ConfigMap", "Sandbox"], "the spec names its ServiceAccount, so none is made");
-    let config: serde_json::Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    assert_eq!(kinds, ["ConfigMap", "Secret", "Sandbox"], "the spec names its ServiceAccount, so none is made");
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+    let config: serde_json::Value =
+        serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
     let kagent: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(file.to_string_lossy().replace("/inputs/", "/outputs/").replace(".yaml", ".json"))
             .unwrap(),
@@ -163,8 +165,8 @@ fn render_reads_a_kagent_translator_testdata_file() {
     .unwrap();
     assert_eq!(config["model"], kagent["config"]["model"]);
     assert_eq!(config["instruction"], kagent["config"]["instruction"]);
-    assert_eq!(docs[1]["metadata"]["namespace"], "test", "the file's namespace");
-    let pod = &docs[1]["spec"]["podTemplate"]["spec"];
+    assert_eq!(docs[2]["metadata"]["namespace"], "test", "the file's namespace");
+    let pod = &docs[2]["spec"]["podTemplate"]["spec"];
     let kagent_pod = kagent["manifest"].as_array().unwrap().iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]
         ["template"]["spec"]
         .clone();

@@ -126,9 +126,13 @@ fn cases() -> Vec<Case> {
                     .filter(|v: &Value| !v.is_null())
                     .collect();
                 let (cm, sandbox) = (&docs[0], docs.last().unwrap());
+                // config.json and the card are in the config Secret, as in kagent's
+                let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
                 our_account = Some(docs.iter().any(|d| d["kind"] == "ServiceAccount"));
-                our_card = Some(serde_json::from_str(cm["data"]["agent-card.json"].as_str().unwrap()).unwrap());
-                let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
+                our_card =
+                    Some(serde_json::from_str(secret["stringData"]["agent-card.json"].as_str().unwrap()).unwrap());
+                let config: Value =
+                    serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
                 let init =
                     cm["data"].get("skills-init.json").map(|t| serde_json::from_str(t.as_str().unwrap()).unwrap());
                 (Ok(config), Some((sandbox["spec"]["podTemplate"].clone(), init)))

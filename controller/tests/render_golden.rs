@@ -56,6 +56,19 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         assert_eq!(sandbox["kind"], "Sandbox");
         assert_eq!(sandbox["apiVersion"], "agents.x-k8s.io/v1beta1");
         let pod = &sandbox["spec"]["podTemplate"]["spec"];
+        // a Declarative agent's config.json, card and spec are in a Secret, never the ConfigMap
+        let secret = docs.iter().find(|d| d["kind"] == "Secret");
+        for key in ["config.json", "agent-card.json", "agent-spec.json"] {
+            assert!(cm["data"].get(key).is_none(), "{case}: {key} in the ConfigMap");
+        }
+        if let Some(secret) = secret {
+            assert_eq!(docs[1], *secret, "{case}: the Secret follows the ConfigMap");
+            assert!(secret["stringData"]["config.json"].is_string(), "{case}");
+            let sources = &pod["volumes"][0]["projected"]["sources"];
+            assert_eq!(sources[0]["configMap"]["name"], cm["metadata"]["name"], "{case}");
+            assert_eq!(sources[1]["secret"]["name"], secret["metadata"]["name"], "{case}");
+        }
+        let docs: Vec<&Value> = docs.iter().filter(|d| d["kind"] != "Secret").collect();
         if docs.len() == 3 {
             assert_eq!(docs[1]["kind"], "ServiceAccount", "{case}");
             assert_eq!(docs[1]["metadata"]["name"], sandbox["metadata"]["name"], "{case}");
@@ -124,7 +137,10 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         let srt = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-bin").unwrap();
         assert_eq!(srt["mountPath"], "/usr/local/sbin", "{case}: srt where image PATHs already look");
         let settings_volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "srt-settings").unwrap();
-        assert_eq!(settings_volume["configMap"]["name"], cm["metadata"]["name"], "{case}");
+        let settings_cm = settings_volume["configMap"]["name"]
+            .as_str()
+            .or(settings_volume["projected"]["sources"][0]["configMap"]["name"].as_str());
+        assert_eq!(settings_cm, cm["metadata"]["name"].as_str(), "{case}");
         let mount = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-settings").unwrap();
         assert_eq!(mount["mountPath"], "/config", "{case}");
 
@@ -240,7 +256,8 @@ metadata: {name: claude, namespace: team}
 spec: {provider: Anthropic, model: claude-sonnet-4-5, apiKeySecret: anthropic-key, apiKeySecretKey: key}
 "#;
     let docs = documents(&render::render(input, "claude.yaml", &Options::default(), &api()).unwrap());
-    let config: Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+    let config: Value = serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
     assert_eq!(config["model"]["type"], "anthropic", "{config}");
     let agent = &docs.last().unwrap()["spec"]["podTemplate"]["spec"]["containers"][0];
     let keys: Vec<&Value> =
