@@ -466,8 +466,8 @@ sandbox = next(d for d in docs if d["kind"] == "Sandbox")
 c = next(c for c in sandbox["spec"]["podTemplate"]["spec"]["containers"] if c["name"] == "kagent")
 env = [e for e in c["env"] if e["name"] == "OPENAI_API_KEY"]
 assert len(env) == 1 and env[0]["valueFrom"]["secretKeyRef"] == {"name": sys.argv[2], "key": "api-key"}, env
-cm = next(d for d in docs if d["kind"] == "ConfigMap")
-assert "\"type\":\"openai\"" in cm["data"]["config.json"], cm["data"]["config.json"]' "$1" "$2"
+config = next(d for d in docs if d["kind"] == "Secret")["stringData"]["config.json"]  # the config Secret
+assert "\"type\":\"openai\"" in config, config' "$1" "$2"
 }
 if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
   && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/creds.yaml" > "$tmp/creds-rendered.yaml" \
