@@ -298,7 +298,7 @@ for profile in "${profiles[@]}"; do
     check "settings from the ConfigMap at \$SRT_SETTINGS_PATH allow allowed.test" \
       timeout 30 podman exec "$ctr" bash -c 'grep -q "\"allowedDomains\":\[\"allowed.test\"\]" "$SRT_SETTINGS_PATH"'
     check "srt -c cannot change the mounted settings" \
-      timeout 30 podman exec -w /tmp "$ctr" bash -c '! srt -c "echo {} > \$SRT_SETTINGS_PATH" 2>/dev/null'
+      timeout 30 podman exec -w /tmp "$ctr" bash -c '! srt -c "echo {} > $SRT_SETTINGS_PATH" 2>/dev/null'
     check "pid 1 (the agent) runs as uid 1001" \
       timeout 30 podman exec "$ctr" bash -c '[ "$(awk "/^Uid:/ {print \$2}" /proc/1/status)" = 1001 ]'
     timeout 120 podman exec -w /tmp "$ctr" bash -c "$(cat scripts/podman/checks.sh)" checks \
@@ -466,8 +466,8 @@ sandbox = next(d for d in docs if d["kind"] == "Sandbox")
 c = next(c for c in sandbox["spec"]["podTemplate"]["spec"]["containers"] if c["name"] == "kagent")
 env = [e for e in c["env"] if e["name"] == "OPENAI_API_KEY"]
 assert len(env) == 1 and env[0]["valueFrom"]["secretKeyRef"] == {"name": sys.argv[2], "key": "api-key"}, env
-cm = next(d for d in docs if d["kind"] == "ConfigMap")
-assert "\"type\":\"openai\"" in cm["data"]["config.json"], cm["data"]["config.json"]' "$1" "$2"
+config = next(d for d in docs if d["kind"] == "Secret")["stringData"]["config.json"]  # the config Secret
+assert "\"type\":\"openai\"" in config, config' "$1" "$2"
 }
 if [ -n "$made" ] && podman image exists "$STANDIN_IMAGE" \
   && "$BIN_DIR/srt-controller" render --runtime-image "$STANDIN_IMAGE" -f "$tmp/creds.yaml" > "$tmp/creds-rendered.yaml" \

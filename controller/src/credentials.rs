@@ -26,8 +26,6 @@ pub const SECRETS_DIR: &str = "/var/run/secrets";
 /// The ServiceAccount token Kubernetes mounts when the pod's account automounts it.
 const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 const SERVICE_ACCOUNT_VOLUME: &str = "kube-api-access";
-/// The CSI driver that mounts external secret stores (Vault, AWS/Azure/GCP secret managers).
-const SECRETS_STORE_DRIVER: &str = "secrets-store.csi.k8s.io";
 
 /// The `environment` and read rules the rendered srt-settings.json carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,8 +35,8 @@ pub struct Protection {
     pub exclude: Vec<String>,
     /// The annotation's variables, passed on by exact name.
     pub include: Vec<String>,
-    /// An `envFrom` Secret without a prefix: its names are unknown until the pod starts, so
-    /// commands start from srt's core set (plus the container's own named variables).
+    /// Commands start from srt's core set (`inherit: core`) plus `include`: always set by
+    /// [`protection`], so no plain variable of the pod reaches them unless named.
     pub core_only: bool,
     /// Credential mounts (and `/var/run/secrets`), unreadable to commands but listable.
     pub deny_read: Vec<String>,
@@ -103,18 +101,23 @@ pub fn protection(
     for prefix in &secret_prefixes {
         p.exclude.push(format!("{prefix}*"));
     }
-    p.core_only = unprefixed_secret;
+    // Commands start from srt's core set (PATH, HOME, LANG, ...) plus the names the agent
+    // declares: a plain variable of the pod (the spec's, the image's, a webhook's, an
+    // unprefixed envFrom's) reaches them only when named, whatever the credential rule
+    // makes of its name or value.
+    p.core_only = true;
     p.include = passed.clone();
-    if p.core_only {
-        // the container's own variables that are not secrets still reach commands
-        p.include.extend(env.iter().filter(|e| !secret_env.contains(e.name.as_str())).map(|e| e.name.clone()));
-    }
     p.include.sort();
     p.include.dedup();
 
     let readable = names(annotations, ANNOTATION_COMMAND_VOLUMES)?;
-    let credential_volumes: Vec<&str> =
-        volumes.iter().filter(|v| holds_credentials(v)).map(|v| v.name.as_str()).collect();
+    // (srt-controller's own /config, the settings with a Declarative agent's config Secret,
+    // is denied below and is not the agent's to open)
+    let credential_volumes: Vec<&str> = volumes
+        .iter()
+        .filter(|v| holds_credentials(v) && v.name != crate::pod_layout::SETTINGS_VOLUME)
+        .map(|v| v.name.as_str())
+        .collect();
     for r in &readable {
         if r != SERVICE_ACCOUNT_VOLUME && !credential_volumes.contains(&r.as_str()) {
             return Err(invalid(
@@ -157,14 +160,17 @@ pub fn protection(
     Ok(p)
 }
 
-/// A Secret, a projected volume with a Secret or a ServiceAccount token in it, or the
-/// secrets-store CSI driver's volume.
+/// A Secret, a projected volume with a Secret or a ServiceAccount token in it, or any inline
+/// CSI volume: the secrets-store driver's (`secrets-store.csi.k8s.io` with the AWS, Azure,
+/// GCP, Vault, Conjur, Infisical or Akeyless provider), GKE's (`secrets-store-gke.csi.k8s.io`),
+/// cert-manager's and SPIFFE's mount keys and workload identities, and a driver srt-controller
+/// does not know is taken for one of them (fail closed; `command-readable-volumes` opens it).
 pub fn holds_credentials(v: &Volume) -> bool {
     v.secret.is_some()
         || v.projected.as_ref().is_some_and(|p| {
             p.sources.iter().flatten().any(|s| s.secret.is_some() || s.service_account_token.is_some())
         })
-        || v.csi.as_ref().is_some_and(|c| c.driver == SECRETS_STORE_DRIVER)
+        || v.csi.is_some()
 }
 
 /// The variables a value names for Kubernetes' expansion: `$(NAME)`, not the escaped `$$(NAME)`.
@@ -239,7 +245,8 @@ mod tests {
                 {"name": "mixed", "mountPath": "/etc/mixed"},
                 {"name": "data", "mountPath": "/data"},
                 {"name": "cm", "mountPath": "/etc/cm"},
-                {"name": "cm", "mountPath": "/var/run/secrets/ca"}]}));
+                {"name": "cm", "mountPath": "/var/run/secrets/ca"},
+                {"name": "other-csi", "mountPath": "/mnt/keys"}]}));
         let v = volumes(json!([
             {"name": "kagent-token", "projected": {"sources": [{"serviceAccountToken": {"path": "kagent-token", "audience": "kagent"}}]}},
             {"name": "git-creds", "secret": {"secretName": "git"}},
@@ -256,9 +263,13 @@ mod tests {
         let (c, v) = pod();
         let p = protection(&c, &v, &BTreeMap::new()).unwrap();
         assert_eq!(p.exclude, ["MODEL_ENDPOINT", "OPENAI_API_KEY"]);
-        assert!(p.include.is_empty() && !p.core_only);
+        assert!(p.include.is_empty() && p.core_only, "commands start from srt's core set");
         assert_eq!(p.allow_read, ["/var/run/secrets/ca"], "not a credential: readable below the denied directory");
-        assert_eq!(p.deny_read, ["/config", "/etc/git-creds", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(
+            p.deny_read,
+            ["/config", "/etc/git-creds", "/etc/mixed", "/mnt/keys", "/mnt/vault", "/var/run/secrets"],
+            "a CSI driver srt-controller does not know counts as a credential volume"
+        );
     }
 
     #[test]
@@ -271,7 +282,7 @@ mod tests {
         let p = protection(&c, &v, &a).unwrap();
         assert_eq!(p.exclude, ["MODEL_ENDPOINT"]);
         assert_eq!(p.include, ["GITHUB_TOKEN", "OPENAI_API_KEY"]);
-        assert_eq!(p.deny_read, ["/config", "/etc/mixed", "/mnt/vault", "/var/run/secrets"]);
+        assert_eq!(p.deny_read, ["/config", "/etc/mixed", "/mnt/keys", "/mnt/vault", "/var/run/secrets"]);
         assert_eq!(
             p.allow_read,
             ["/var/run/secrets/ca", "/var/run/secrets/kubernetes.io/serviceaccount", "/var/run/secrets/tokens"]
@@ -325,19 +336,36 @@ mod tests {
         let p = protection(&c, &[], &BTreeMap::new()).unwrap();
         assert!(p.core_only);
         assert!(p.exclude.contains(&"UNKNOWN".to_string()), "{:?}", p.exclude);
-        assert_eq!(p.include, ["CONF", "KAGENT_URL", "LITERAL"], "exact includes never name a credential");
+        assert!(p.include.is_empty(), "no plain variable is passed unless named: {:?}", p.include);
     }
 
     #[test]
-    fn env_from_secrets_exclude_their_prefix_or_start_commands_from_the_core_set() {
+    fn env_from_secrets_exclude_their_prefix_and_commands_start_from_the_core_set() {
         let mut c = container(json!({"name": "kagent", "env": [{"name": "KAGENT_URL", "value": "u"}],
             "envFrom": [{"secretRef": {"name": "a"}, "prefix": "MODEL_"}, {"configMapRef": {"name": "c"}}]}));
         let p = protection(&c, &[], &BTreeMap::new()).unwrap();
         assert_eq!(p.exclude, ["MODEL_*"]);
-        assert!(!p.core_only);
+        assert!(p.core_only);
         c.env_from = Some(serde_json::from_value(json!([{"secretRef": {"name": "b"}}])).unwrap());
         let p = protection(&c, &[], &BTreeMap::new()).unwrap();
         assert!(p.core_only);
-        assert_eq!(p.include, ["KAGENT_URL"], "the container's own variables still reach commands");
+        assert!(p.include.is_empty(), "{:?}", p.include);
+    }
+
+    /// A plain variable whose name and value the credential rule does not catch (a licence
+    /// key under an ordinary name) reaches commands only when the agent names it.
+    #[test]
+    fn plain_variables_reach_commands_only_when_the_agent_names_them() {
+        let c = container(json!({"name": "kagent", "env": [
+            {"name": "ACME_LICENSE", "value": "lic-5f1e0c"},
+            {"name": "KAGENT_URL", "value": "http://kagent"},
+            {"name": "REGION", "value": "eu-west-1"}]}));
+        let p = protection(&c, &[], &BTreeMap::new()).unwrap();
+        assert!(p.core_only);
+        assert!(p.exclude.is_empty() && p.include.is_empty(), "{p:?}");
+        let a = annotations(&[(ANNOTATION_COMMAND_ENV, "REGION")]);
+        let p = protection(&c, &[], &a).unwrap();
+        assert!(p.core_only);
+        assert_eq!(p.include, ["REGION"], "only what the agent declares");
     }
 }

@@ -54,8 +54,8 @@ fn missing_paths(theirs: &Value, ours: &Value, at: &str, out: &mut Vec<String>) 
 
 /// A kagent v1alpha3 SandboxAgent spec in the v1alpha2 shape: `byo.{image,cmd,args,env}` go
 /// under `byo.deployment`, `declarative.{env,imageRegistry}` under `declarative.deployment`.
-/// Fields v1alpha3 has and srt-controller does not read stay where they are (and are
-/// ignored, as in v1alpha2).
+/// Fields v1alpha3 has and srt-controller does not read stay where they are, and are refused
+/// by path (crate::carried), as in v1alpha2.
 pub fn from_v1alpha3(mut spec: Value) -> Value {
     if let Some(byo) = spec.get_mut("byo").and_then(Value::as_object_mut) {
         let mut deployment = Map::new();

@@ -3,6 +3,7 @@
 
 pub mod accept;
 pub mod agent_config;
+pub mod carried;
 pub mod conditions;
 pub mod conflict;
 pub mod crd;
@@ -10,6 +11,7 @@ pub mod credentials;
 pub mod discovery;
 pub mod floor;
 pub mod http;
+pub mod injectors;
 pub mod kagent_crd;
 pub mod metrics;
 pub mod mounts;

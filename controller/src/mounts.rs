@@ -109,7 +109,7 @@ pub fn check(d: &SharedDeploymentSpec, opts: &Options, declarative: bool) -> Res
 
 /// A mount path as the container runtime resolves it: `.`, `..` and repeated or trailing
 /// slashes removed, always absolute.
-fn clean_path(path: &str) -> String {
+pub(crate) fn clean_path(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -124,7 +124,7 @@ fn clean_path(path: &str) -> String {
 }
 
 /// Both cleaned ([`clean_path`]).
-fn is_at_or_under(path: &str, dir: &str) -> bool {
+pub(crate) fn is_at_or_under(path: &str, dir: &str) -> bool {
     dir == "/" || path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 

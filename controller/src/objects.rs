@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::DynamicObject;
 use kube::{Resource, ResourceExt};
@@ -31,11 +31,20 @@ pub fn settings_name(agent: &str) -> String {
     format!("{agent}-srt-settings")
 }
 
+/// The name of a Declarative agent's config Secret (config.json, agent-card.json,
+/// agent-spec.json; kagent keeps the first two in a Secret `<agent>` too).
+pub fn config_secret_name(agent: &str) -> String {
+    format!("{agent}-srt-config")
+}
+
 /// Everything one agent turns into. The Sandbox is finished by [`Desired::sandbox`] once
 /// discovery has said which API version the cluster serves.
 #[derive(Debug, Clone)]
 pub struct Desired {
     pub settings: ConfigMap,
+    /// A Declarative agent's config.json, agent card and spec: inline header values and the
+    /// spec's variables, kept from the namespace's `view` role as kagent keeps them.
+    pub config: Option<Secret>,
     /// The ServiceAccount named after the agent, as kagent creates it, unless the spec names
     /// an existing one.
     pub service_account: Option<ServiceAccount>,
@@ -144,13 +153,14 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
     ]);
 
     let mut data = BTreeMap::new();
+    let mut config_data = BTreeMap::new();
     let cm_annotations = annotations.clone();
     let mut additions = PodAdditions::default();
     let mut hashed: Vec<String> = Vec::new();
     if let (AgentType::Declarative, Some(d)) = (agent.spec.agent_type, agent.spec.declarative.as_ref()) {
         // Serialising a typed spec (strings, maps, JSON values) cannot fail.
         let spec_json = serde_json::to_string_pretty(&agent.spec).unwrap_or_default();
-        data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
+        config_data.insert(AGENT_SPEC_KEY.to_string(), spec_json + "\n");
         let rendered = agent_config::render(&name, &namespace, &agent.spec, d, lookup)?;
         let mut for_hash: serde_json::Value = serde_json::from_str(&rendered.config_json).unwrap_or_default();
         if let Some(o) = for_hash.as_object_mut() {
@@ -158,8 +168,8 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
         }
         hashed.push(for_hash.to_string());
         hashed.push(rendered.agent_card_json.clone());
-        data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
-        data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
+        config_data.insert(agent_config::CONFIG_KEY.to_string(), rendered.config_json);
+        config_data.insert(agent_config::CARD_KEY.to_string(), rendered.agent_card_json);
         additions = rendered.pod;
     }
     let skills_init = crate::skills::init_config(&agent.spec)
@@ -169,6 +179,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
         data.insert(crate::skills::INIT_CONFIG_DATA_KEY.to_string(), cfg.to_string());
     }
     let settings_cm = settings_name(&name);
+    let config_secret = (!config_data.is_empty()).then(|| config_secret_name(&name));
     // kagent's rule: the spec's serviceAccountName, else the operator's default
     // (--default-service-account-name), else the agent's name, an account of its own, created,
     // labelled and annotated by serviceAccountConfig. (kagent also takes over an account the
@@ -202,6 +213,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
     let inputs = PodInputs {
         agent_name: &name,
         settings_configmap: &settings_cm,
+        config_secret: config_secret.as_deref(),
         service_account: account,
         own_service_account: service_account.is_some(),
         runtime_class_name: runtime_class(agent.annotations().get(ANNOTATION_RUNTIME_CLASS), opts)?,
@@ -212,10 +224,18 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
     // what the commands may not see is read from the pod as built, so every variable and
     // volume that reaches the agent's container counts, wherever it came from
     let agent_container = pod_spec.containers.iter().find(|c| c.name == CONTAINER_NAME);
-    let protection = match agent_container {
+    let mut protection = match agent_container {
         Some(c) => credentials::protection(c, pod_spec.volumes.as_deref().unwrap_or_default(), agent.annotations())?,
         None => credentials::Protection::default(),
     };
+    // and what a mutating webhook will add after this render, as the pod asks for it
+    let sources = [
+        ("metadata.annotations", agent.annotations()),
+        ("metadata.labels", agent.labels()),
+        ("deployment.annotations", &deployment.annotations),
+        ("deployment.labels", &deployment.labels),
+    ];
+    crate::injectors::apply(&mut protection, &sources, agent.annotations())?;
     let settings_json = settings::render(agent.spec.allowed_domains(), &protection).map_err(|e| {
         let domains = e.issues().iter().any(|i| i.path.starts_with("network."));
         let reason = if domains { rejection::REASON_INVALID_DOMAINS } else { REASON_INVALID_SPEC };
@@ -234,6 +254,20 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
         data: Some(data),
         ..Default::default()
     };
+
+    let config = config_secret.map(|secret| Secret {
+        metadata: ObjectMeta {
+            name: Some(secret),
+            namespace: Some(namespace.clone()),
+            labels: Some(pod_labels.clone()),
+            annotations: non_empty(annotations.clone()),
+            owner_references: owner.clone(),
+            ..Default::default()
+        },
+        type_: Some("Opaque".into()),
+        string_data: Some(config_data),
+        ..Default::default()
+    });
 
     let service_override = match agent.annotations().get(ANNOTATION_SERVICE).map(String::as_str) {
         None => None,
@@ -272,7 +306,7 @@ pub fn desired(agent: &SandboxAgent, opts: &Options, lookup: &Lookup) -> Result<
         ..Default::default()
     };
 
-    Ok(Desired { settings: configmap, service_account, sandbox_meta, sandbox_spec, service_override })
+    Ok(Desired { settings: configmap, config, service_account, sandbox_meta, sandbox_spec, service_override })
 }
 
 /// Whether `meta` (an existing object) has `agent` among its owners: made for it by

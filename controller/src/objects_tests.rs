@@ -189,3 +189,38 @@ fn an_agent_cannot_replace_the_operators_runtime_class() {
     assert_eq!(runtime_class(Some(&runc), &none), Ok(Some("runc".into())));
     assert_eq!(runtime_class(Some(&empty), &none), Ok(None));
 }
+
+/// A webhook's secrets are added after this render: the pod template's injector annotations
+/// are what the rendered settings deny by, and an unknown injector is refused until its paths
+/// are named.
+#[test]
+fn an_injectors_directories_are_denied_in_the_rendered_settings() {
+    let settings = |d: &Desired| -> serde_json::Value {
+        serde_json::from_str(&d.settings.data.as_ref().unwrap()[SETTINGS_KEY]).unwrap()
+    };
+    let vault = declarative(json!({"declarative": {"deployment": {"annotations": {
+        "vault.hashicorp.com/agent-inject": "true",
+        "vault.hashicorp.com/agent-inject-secret-db": "database/creds/app",
+        "vault.hashicorp.com/secret-volume-path-db": "/srv/db"}}}}));
+    let d = desired(&vault, &Options::default(), &with_model()).unwrap();
+    let fs = &settings(&d)["filesystem"];
+    for path in ["/vault/secrets", "/srv/db"] {
+        assert!(fs["denyRead"].as_array().unwrap().contains(&json!(path)), "{path}: {fs}");
+        assert!(fs["listable"].as_array().unwrap().contains(&json!(path)), "{path}: {fs}");
+    }
+    // the annotations still reach the pod, where the webhook reads them
+    assert_eq!(pod_of(&d)["metadata"]["annotations"]["vault.hashicorp.com/agent-inject"], "true");
+
+    let unknown =
+        declarative(json!({"declarative": {"deployment": {"annotations": {"secrets.example.com/inject": "true"}}}}));
+    let r = match desired(&unknown, &Options::default(), &with_model()) {
+        Err(Pending::Rejected(r)) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(r.reason, crate::injectors::REASON_INJECTED_PATHS_UNNAMED, "{}", r.message);
+    let mut named = unknown.clone();
+    named.metadata.annotations =
+        Some([(crate::injectors::ANNOTATION_INJECTED_PATHS.to_string(), "/etc/example-secrets".to_string())].into());
+    let d = desired(&named, &Options::default(), &with_model()).unwrap();
+    assert!(settings(&d)["filesystem"]["denyRead"].as_array().unwrap().contains(&json!("/etc/example-secrets")));
+}

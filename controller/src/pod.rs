@@ -3,10 +3,10 @@
 //! (agent, deployment settings, options) -> PodSpec.
 
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, KeyToPath, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe, ProjectedVolumeSource,
-    ResourceRequirements, SeccompProfile, SecretVolumeSource, SecurityContext, ServiceAccountTokenProjection, Volume,
-    VolumeMount, VolumeProjection,
+    Capabilities, ConfigMapProjection, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
+    EnvVarSource, HTTPGetAction, KeyToPath, ObjectFieldSelector, PodSecurityContext, PodSpec, Probe,
+    ProjectedVolumeSource, ResourceRequirements, SeccompProfile, SecretProjection, SecretVolumeSource, SecurityContext,
+    ServiceAccountTokenProjection, Volume, VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -28,6 +28,8 @@ const INIT_BIN_DIR: &str = "/srt-bin";
 pub struct PodInputs<'a> {
     pub agent_name: &'a str,
     pub settings_configmap: &'a str,
+    /// A Declarative agent's config Secret, projected into `/config` beside the settings.
+    pub config_secret: Option<&'a str>,
     /// The ServiceAccount the pod runs as: the spec's, or the agent's own.
     pub service_account: String,
     /// Whether that account is the one srt-controller creates for the agent.
@@ -124,11 +126,7 @@ pub fn pod_spec(
     }
 
     let mut volumes = vec![
-        Volume {
-            name: SETTINGS_VOLUME.into(),
-            config_map: Some(ConfigMapVolumeSource { name: inputs.settings_configmap.into(), ..Default::default() }),
-            ..Default::default()
-        },
+        settings_volume(inputs),
         Volume { name: SRT_BIN_VOLUME.into(), empty_dir: Some(EmptyDirVolumeSource::default()), ..Default::default() },
         Volume {
             name: TOKEN_VOLUME.into(),
@@ -231,6 +229,31 @@ pub fn pod_spec(
         volumes: Some(volumes),
         ..Default::default()
     })
+}
+
+/// `/config`: the settings ConfigMap, and for a Declarative agent its config Secret projected
+/// beside it (kagent mounts that Secret at `/config`). Both sources are refreshed in the
+/// running pod, so edited settings still reach srt.
+fn settings_volume(inputs: &PodInputs<'_>) -> Volume {
+    let configmap = ConfigMapVolumeSource { name: inputs.settings_configmap.into(), ..Default::default() };
+    let Some(secret) = inputs.config_secret else {
+        return Volume { name: SETTINGS_VOLUME.into(), config_map: Some(configmap), ..Default::default() };
+    };
+    let sources = vec![
+        VolumeProjection {
+            config_map: Some(ConfigMapProjection { name: inputs.settings_configmap.into(), ..Default::default() }),
+            ..Default::default()
+        },
+        VolumeProjection {
+            secret: Some(SecretProjection { name: secret.into(), ..Default::default() }),
+            ..Default::default()
+        },
+    ];
+    Volume {
+        name: SETTINGS_VOLUME.into(),
+        projected: Some(ProjectedVolumeSource { sources: Some(sources), ..Default::default() }),
+        ..Default::default()
+    }
 }
 
 fn non_empty<T>(v: Vec<T>) -> Option<Vec<T>> {

@@ -90,6 +90,14 @@ pub fn parse(text: &str, origin: &str) -> Result<(Vec<SandboxAgent>, Lookup), Re
             index,
             message: e.to_string(),
         })?;
+        // a field the types would drop is refused, never dropped (crate::carried)
+        if let Some(rejection) = crate::carried::refusal(&crate::carried::not_carried(&json)) {
+            return Err(RenderError::Rejected {
+                namespace: agent.namespace().unwrap_or_else(|| "default".into()),
+                name: agent.name_any(),
+                rejection,
+            });
+        }
         agents.push(agent);
     }
     Ok((agents, lookup))
@@ -129,8 +137,8 @@ pub fn testdata_documents(value: &yaml_serde::Value) -> Option<Vec<yaml_serde::V
 }
 
 /// The desired objects of one agent as a multi-document YAML string: the settings
-/// ConfigMap, the agent's ServiceAccount (unless its spec names one) and the Sandbox in the
-/// version `api` describes.
+/// ConfigMap, a Declarative agent's config Secret, the agent's ServiceAccount (unless its
+/// spec names one) and the Sandbox in the version `api` describes.
 pub fn render_agent(
     agent: &SandboxAgent,
     opts: &Options,
@@ -147,6 +155,9 @@ pub fn render_agent(
         },
     })?;
     let mut out = format!("---\n{}", to_yaml(&desired.settings));
+    if let Some(config) = &desired.config {
+        out.push_str(&format!("---\n{}", to_yaml(config)));
+    }
     if let Some(sa) = &desired.service_account {
         out.push_str(&format!("---\n{}", to_yaml(sa)));
     }

@@ -20,8 +20,8 @@ pub fn agent_resource_v1alpha3() -> ApiResource {
     r
 }
 
-/// A stored object that is not a valid SandboxAgent: its metadata and status (to write the
-/// rejection against) and why.
+/// A stored object that is not a valid SandboxAgent, or sets fields srt-controller does not
+/// carry (crate::carried): its metadata and status (to write the rejection against) and why.
 #[derive(Debug)]
 pub struct Unreadable {
     pub shell: SandboxAgent,
@@ -40,7 +40,9 @@ pub fn parse(obj: &DynamicObject) -> Result<SandboxAgent, Box<Unreadable>> {
         value["spec"] = crate::kagent_crd::from_v1alpha3(value["spec"].take());
         value["apiVersion"] = serde_json::json!("kagent.dev/v1alpha2");
     }
-    serde_path_to_error::deserialize::<_, SandboxAgent>(value).map_err(|e| {
+    // what the types would drop is looked for before they drop it
+    let not_carried = crate::carried::not_carried(&value);
+    let agent = serde_path_to_error::deserialize::<_, SandboxAgent>(value).map_err(|e| {
         let status = obj.data.get("status").cloned().and_then(|s| serde_json::from_value(s).ok());
         let mut shell = SandboxAgent::new(obj.metadata.name.as_deref().unwrap_or_default(), Default::default());
         shell.metadata = obj.metadata.clone();
@@ -52,7 +54,11 @@ pub fn parse(obj: &DynamicObject) -> Result<SandboxAgent, Box<Unreadable>> {
                 message: format!("{}: {}; fix the object to match the SandboxAgent schema", e.path(), e.inner()),
             },
         })
-    })
+    })?;
+    match crate::carried::refusal(&not_carried) {
+        Some(rejection) => Err(Box::new(Unreadable { shell: agent, rejection })),
+        None => Ok(agent),
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +89,30 @@ mod tests {
             "spec": {"type": "BYO", "byo": {"deployment": {"image": "x", "imagePullSecrets": [{}]}}}}));
         let agent = parse(&obj).unwrap();
         assert_eq!(agent.spec.byo.unwrap().deployment.unwrap().shared.image_pull_secrets[0].name, "");
+    }
+
+    #[test]
+    fn a_field_the_types_would_drop_is_refused_by_path() {
+        // kagent >= v0.10's envFrom, through v1alpha2 and through v1alpha3 (whose flattened
+        // byo is read back into deployment first)
+        for (version, byo) in [
+            ("v1alpha2", json!({"deployment": {"image": "x", "envFrom": [{"secretRef": {"name": "keys"}}]}})),
+            ("v1alpha3", json!({"image": "x", "topologySpreadConstraints": []})),
+        ] {
+            let obj = dynamic(json!({"apiVersion": format!("kagent.dev/{version}"), "kind": "SandboxAgent",
+                "metadata": {"name": "a", "namespace": "n", "generation": 2},
+                "spec": {"type": "BYO", "byo": byo}, "status": {"observedGeneration": 1}}));
+            let bad = parse(&obj).unwrap_err();
+            assert_eq!(bad.rejection.reason, crate::carried::REASON_UNSUPPORTED_FIELD, "{version}");
+            let path = if version == "v1alpha2" {
+                "spec.byo.deployment.envFrom"
+            } else {
+                "spec.byo.topologySpreadConstraints"
+            };
+            assert!(bad.rejection.message.starts_with(&format!("{path}: ")), "{version}: {}", bad.rejection.message);
+            assert_eq!(bad.shell.metadata.generation, Some(2));
+            assert_eq!(bad.shell.status.unwrap().observed_generation, 1);
+        }
     }
 
     #[test]

@@ -127,20 +127,37 @@ fn render_takes_referenced_objects_from_another_file() {
 
 /// render -f takes one of kagent's translator testdata files as it is (operation,
 /// targetObject, namespace, objects): its target Agent renders as the SandboxAgent with the
-/// same spec, with the ModelConfig and ServiceAccount of the file, the Secret skipped.
+/// same spec, with the ModelConfig and ServiceAccount of the file, the Secret skipped. The
+/// files set `spec.declarative.description`, which kagent's CRD does not declare: render
+/// refuses it by name (never drops it), and renders the file without it.
 #[test]
 fn render_reads_a_kagent_translator_testdata_file() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/upstream/kagent-v0.9.12/translator-testdata/inputs/agent_with_custom_sa.yaml");
-    let out = bin().args(["render", "-f"]).arg(&file).output().unwrap();
+    let raw = bin().args(["render", "-f"]).arg(&file).output().unwrap();
+    assert_eq!(raw.status.code(), Some(1));
+    assert!(raw.stdout.is_empty());
+    assert!(
+        text(&raw.stderr).contains("(UnsupportedField): spec.declarative.description: srt-controller does not carry"),
+        "{}",
+        text(&raw.stderr)
+    );
+    let dir = srt_tests::scratch_dir("cli-testdata");
+    let stored = dir.join("agent_with_custom_sa.yaml");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let without: Vec<&str> = original.lines().filter(|l| !l.starts_with("        description:")).collect();
+    std::fs::write(&stored, without.join("\n")).unwrap();
+    let out = bin().args(["render", "-f"]).arg(&stored).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let docs: Vec<serde_json::Value> = yaml_serde::Deserializer::from_str(&text(&out.stdout))
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .filter(|v: &serde_json::Value| !v.is_null())
         .collect();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["ConfigMap", "Sandbox"], "the spec names its ServiceAccount, so none is made");
-    let config: serde_json::Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    assert_eq!(kinds, ["ConfigMap", "Secret", "Sandbox"], "the spec names its ServiceAccount, so none is made");
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+    let config: serde_json::Value =
+        serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
     let kagent: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(file.to_string_lossy().replace("/inputs/", "/outputs/").replace(".yaml", ".json"))
             .unwrap(),
@@ -148,8 +165,8 @@ fn render_reads_a_kagent_translator_testdata_file() {
     .unwrap();
     assert_eq!(config["model"], kagent["config"]["model"]);
     assert_eq!(config["instruction"], kagent["config"]["instruction"]);
-    assert_eq!(docs[1]["metadata"]["namespace"], "test", "the file's namespace");
-    let pod = &docs[1]["spec"]["podTemplate"]["spec"];
+    assert_eq!(docs[2]["metadata"]["namespace"], "test", "the file's namespace");
+    let pod = &docs[2]["spec"]["podTemplate"]["spec"];
     let kagent_pod = kagent["manifest"].as_array().unwrap().iter().find(|m| m["kind"] == "Deployment").unwrap()["spec"]
         ["template"]["spec"]
         .clone();

@@ -315,8 +315,8 @@ async fn referenced_objects_are_read_watched_and_named_when_missing() {
     );
     wait_until("deployed and Ready", t, || api.count_condition("sandboxagents", "Ready", "True") == 1).await;
     let config = |api: &FakeApi| -> serde_json::Value {
-        let cm = api.get("configmaps", "kagent", "tooled-srt-settings").unwrap();
-        serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap()
+        let secret = api.get("secrets", "kagent", "tooled-srt-config").unwrap();
+        serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap()
     };
     assert_eq!(config(&api)["model"]["model"], "gpt-4o");
     assert_eq!(config(&api)["http_tools"][0]["params"]["url"], "http://tools.kagent:8084/mcp");

@@ -108,12 +108,15 @@ fn rbac_is_exactly_what_the_reconciler_uses() {
         ("kagent.dev".into(), "agents".into(), v(&["get", "list", "watch"])),
         ("kagent.dev".into(), "mcpservers".into(), v(&["get", "list", "watch"])),
         ("".into(), "serviceaccounts".into(), v(&["get", "create", "patch"])),
+        // Declarative agents' config Secrets: their metadata read (is it the agent's?) and
+        // applied; never listed or watched
+        ("".into(), "secrets".into(), v(&["get", "create", "patch"])),
         ("agents.x-k8s.io".into(), "sandboxes".into(), v(&["get", "list", "watch", "create", "patch"])),
         ("events.k8s.io".into(), "events".into(), v(&["create", "patch"])),
     ];
     assert_eq!(rules, expected);
     let text = std::fs::read_to_string(deploy("rbac.yaml")).unwrap();
-    assert!(!text.contains("\"*\"") && !text.contains("secrets") && !text.contains("pods"));
+    assert!(!text.contains("\"*\"") && !text.contains("pods"));
     let binding = all.iter().find(|d| d["kind"] == "ClusterRoleBinding").unwrap();
     let sa = all.iter().find(|d| d["kind"] == "ServiceAccount").unwrap();
     assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);

@@ -169,8 +169,10 @@ fn service_account_config_labels_and_annotates_the_agents_account() {
 #[test]
 fn declarative_agents_get_config_json_and_agent_card_json_beside_the_settings() {
     let docs = docs_of("declarative-everything");
-    let cm = &docs[0];
-    let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
+    // in the config Secret, not the settings ConfigMap the namespace's `view` role reads
+    assert!(docs[0]["data"].get("config.json").is_none());
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+    let config: Value = serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
     assert_eq!(config["model"], json!({"type": "openai", "model": "gpt-4.1-mini", "base_url": ""}));
     assert_eq!(config["description"], "Answers questions about the cluster.");
     assert_eq!(config["instruction"], "You are k8s-agent. Answer with kubectl commands where you can.\n");
@@ -190,7 +192,7 @@ fn declarative_agents_get_config_json_and_agent_card_json_beside_the_settings() 
         config["remote_agents"],
         json!([{"name": "kagent__NS__helm_agent", "url": "http://helm-agent.kagent:8080", "description": "Manages Helm releases."}])
     );
-    let card: Value = serde_json::from_str(cm["data"]["agent-card.json"].as_str().unwrap()).unwrap();
+    let card: Value = serde_json::from_str(secret["stringData"]["agent-card.json"].as_str().unwrap()).unwrap();
     assert_eq!(card["name"], "k8s_agent");
     assert_eq!(card["url"], "http://k8s-agent.kagent:8080");
     assert_eq!(card["skills"][0]["name"], "Diagnose");
@@ -215,6 +217,7 @@ fn declarative_agents_get_config_json_and_agent_card_json_beside_the_settings() 
     );
     let byo = docs_of("byo-workingdir-extracontainers");
     assert!(byo[0]["data"].get("config.json").is_none(), "BYO images bring their own config");
+    assert!(!byo.iter().any(|d| d["kind"] == "Secret"), "and get no config Secret");
 }
 
 /// kagent's CEL rules, at the schema node where kagent's CRD has them.

@@ -73,6 +73,13 @@ async fn agents_written_as_v1alpha3_are_read_through_v1alpha3() {
         json!({"apiVersion": "kagent.dev/v1alpha3", "kind": "SandboxAgent", "metadata": {"name": "flat", "namespace": "team"},
                "spec": {"type": "BYO", "byo": {"image": "ghcr.io/example/agent:1", "args": ["serve"]}}}),
     );
+    // a field HEAD declares and srt-controller does not carry: refused by name, never dropped
+    api.create(
+        "sandboxagents",
+        json!({"apiVersion": "kagent.dev/v1alpha3", "kind": "SandboxAgent", "metadata": {"name": "iconic", "namespace": "team"},
+               "spec": {"type": "BYO", "iconUrl": "https://example.com/icon.png",
+                        "byo": {"image": "ghcr.io/example/agent:1"}}}),
+    );
     let dir = srt_tests::scratch_dir("kagent-v1alpha3");
     let kubeconfig = fake_apiserver::write_kubeconfig(&dir, fake.addr);
     let metrics = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
@@ -86,7 +93,12 @@ async fn agents_written_as_v1alpha3_are_read_through_v1alpha3() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while api.get("sandboxes", "team", "flat").is_none() {
+    let refused = |api: &fake_apiserver::FakeApi| {
+        api.get("sandboxagents", "team", "iconic")
+            .and_then(|a| a["status"]["conditions"].as_array().cloned())
+            .and_then(|c| c.into_iter().find(|c| c["type"] == "Accepted"))
+    };
+    while api.get("sandboxes", "team", "flat").is_none() || refused(&api).is_none() {
         if start.elapsed() > Duration::from_secs(30) {
             let _ = child.kill();
             panic!("no Sandbox for the v1alpha3 agent: {:?}", api.get("sandboxagents", "team", "flat"));
@@ -99,4 +111,8 @@ async fn agents_written_as_v1alpha3_are_read_through_v1alpha3() {
     let c = &sandbox["spec"]["podTemplate"]["spec"]["containers"][0];
     assert_eq!(c["image"], "ghcr.io/example/agent:1");
     assert_eq!(c["args"], json!(["serve"]));
+    let accepted = refused(&api).unwrap();
+    assert_eq!((accepted["status"].as_str(), accepted["reason"].as_str()), (Some("False"), Some("UnsupportedField")));
+    assert!(accepted["message"].as_str().unwrap().starts_with("spec.iconUrl: "), "{accepted}");
+    assert!(api.get("sandboxes", "team", "iconic").is_none(), "nothing is created for a refused agent");
 }

@@ -50,6 +50,13 @@ async fn expect_applies(handle: &mut ApiHandle, sandbox_status: Value) -> (Value
     let cm_body = cm.body.clone();
     cm.respond_applied(json!({}));
 
+    absent(handle, SECRET_PATH).await;
+    let secret = next(handle).await;
+    secret.assert_apply(SECRET_PATH);
+    assert_eq!(secret.body["kind"], "Secret");
+    assert!(secret.body["stringData"]["config.json"].is_string(), "config.json is in the Secret: {}", secret.body);
+    secret.respond_applied(json!({}));
+
     absent(handle, SA_PATH).await;
     let sa = next(handle).await;
     sa.assert_apply(SA_PATH);
@@ -76,8 +83,8 @@ async fn a_new_agent_gets_settings_a_sandbox_and_a_status() {
     let (cm, sb) = expect_deploy(&mut handle, json!({})).await;
     assert_eq!(
         settings_of(&cm),
-        r#"{"environment":{"exclude":["OPENAI_API_KEY"]},"filesystem":{"allowWrite":[".","/tmp"],"denyRead":["/config","/var/run/secrets"],"denyWrite":[],"listable":["/config","/var/run/secrets"]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#,
-        "the ModelConfig's key, rendered as a secretKeyRef, is excluded by name"
+        r#"{"environment":{"exclude":["OPENAI_API_KEY"],"inherit":"core"},"filesystem":{"allowWrite":[".","/tmp"],"denyRead":["/config","/var/run/secrets"],"denyWrite":[],"listable":["/config","/var/run/secrets"]},"network":{"allowedDomains":["api.github.com","*.example.com"],"deniedDomains":[]}}"#,
+        "the ModelConfig's key, rendered as a secretKeyRef, is excluded by name; commands start from srt's core set"
     );
     settings_schema::parse_str(&settings_of(&cm), std::path::Path::new("cm")).unwrap();
     for body in [&cm, &sb] {
@@ -95,7 +102,9 @@ async fn a_new_agent_gets_settings_a_sandbox_and_a_status() {
         Vec::<String>::new()
     );
     let pod = &sb["spec"]["podTemplate"]["spec"];
-    assert_eq!(pod["volumes"][0]["configMap"]["name"], "sandbox-agent-srt-settings");
+    // the settings and the config Secret (config.json), projected together at /config
+    assert_eq!(pod["volumes"][0]["projected"]["sources"][0]["configMap"]["name"], "sandbox-agent-srt-settings");
+    assert_eq!(pod["volumes"][0]["projected"]["sources"][1]["secret"]["name"], "sandbox-agent-srt-config");
     let c = &pod["containers"][0];
     assert_eq!(c["securityContext"]["privileged"], false);
     assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
@@ -279,6 +288,7 @@ async fn a_conflict_is_retried_within_the_reconcile() {
     second.assert_apply(CM_PATH);
     assert_eq!(second.body, body, "the retry sends the same object");
     second.respond_applied(json!({}));
+    created(&mut handle, SECRET_PATH).await;
     created(&mut handle, SA_PATH).await;
     absent(&mut handle, SANDBOX_PATH).await;
     let sb = next(&mut handle).await;
@@ -398,6 +408,7 @@ async fn a_service_account_of_another_owner_is_not_taken() {
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     created(&mut handle, CM_PATH).await;
+    created(&mut handle, SECRET_PATH).await;
     existing(
         &mut handle,
         SA_PATH,
@@ -432,6 +443,7 @@ async fn the_agents_own_service_account_is_applied() {
     let run = start(&agent, &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     created(&mut handle, CM_PATH).await;
+    created(&mut handle, SECRET_PATH).await;
     existing(
         &mut handle,
         SA_PATH,
@@ -460,6 +472,7 @@ async fn a_sandbox_the_agent_does_not_own_is_not_written() {
     let run = start(&seed_agent(&[], 1), &ctx);
     answer_discovery(&mut handle, DEFAULT_RELEASE).await;
     created(&mut handle, CM_PATH).await;
+    created(&mut handle, SECRET_PATH).await;
     created(&mut handle, SA_PATH).await;
     existing(
         &mut handle,

@@ -9,7 +9,7 @@ use controller::options::Options;
 use controller::render;
 use serde_json::Value;
 
-const CASES: &[&str] = &["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo"];
+const CASES: &[&str] = &["seed-sandbox-agent", "seed-allowlist", "seed-skills", "byo", "vault-injector"];
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -56,6 +56,19 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         assert_eq!(sandbox["kind"], "Sandbox");
         assert_eq!(sandbox["apiVersion"], "agents.x-k8s.io/v1beta1");
         let pod = &sandbox["spec"]["podTemplate"]["spec"];
+        // a Declarative agent's config.json, card and spec are in a Secret, never the ConfigMap
+        let secret = docs.iter().find(|d| d["kind"] == "Secret");
+        for key in ["config.json", "agent-card.json", "agent-spec.json"] {
+            assert!(cm["data"].get(key).is_none(), "{case}: {key} in the ConfigMap");
+        }
+        if let Some(secret) = secret {
+            assert_eq!(docs[1], *secret, "{case}: the Secret follows the ConfigMap");
+            assert!(secret["stringData"]["config.json"].is_string(), "{case}");
+            let sources = &pod["volumes"][0]["projected"]["sources"];
+            assert_eq!(sources[0]["configMap"]["name"], cm["metadata"]["name"], "{case}");
+            assert_eq!(sources[1]["secret"]["name"], secret["metadata"]["name"], "{case}");
+        }
+        let docs: Vec<&Value> = docs.iter().filter(|d| d["kind"] != "Secret").collect();
         if docs.len() == 3 {
             assert_eq!(docs[1]["kind"], "ServiceAccount", "{case}");
             assert_eq!(docs[1]["metadata"]["name"], sandbox["metadata"]["name"], "{case}");
@@ -67,6 +80,9 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
 
         let settings = cm["data"]["srt-settings.json"].as_str().unwrap();
         settings_schema::parse_str(settings, Path::new(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        // the pod's plain variables reach commands only when the settings name them
+        let environment: Value = serde_json::from_str::<Value>(settings).unwrap()["environment"].clone();
+        assert_eq!(environment["inherit"], "core", "{case}");
 
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{case}");
         assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault", "{case}");
@@ -121,7 +137,10 @@ fn every_rendered_sandbox_is_unprivileged_and_mounts_valid_settings() {
         let srt = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-bin").unwrap();
         assert_eq!(srt["mountPath"], "/usr/local/sbin", "{case}: srt where image PATHs already look");
         let settings_volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "srt-settings").unwrap();
-        assert_eq!(settings_volume["configMap"]["name"], cm["metadata"]["name"], "{case}");
+        let settings_cm = settings_volume["configMap"]["name"]
+            .as_str()
+            .or(settings_volume["projected"]["sources"][0]["configMap"]["name"].as_str());
+        assert_eq!(settings_cm, cm["metadata"]["name"].as_str(), "{case}");
         let mount = agent["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == "srt-settings").unwrap();
         assert_eq!(mount["mountPath"], "/config", "{case}");
 
@@ -237,7 +256,8 @@ metadata: {name: claude, namespace: team}
 spec: {provider: Anthropic, model: claude-sonnet-4-5, apiKeySecret: anthropic-key, apiKeySecretKey: key}
 "#;
     let docs = documents(&render::render(input, "claude.yaml", &Options::default(), &api()).unwrap());
-    let config: Value = serde_json::from_str(docs[0]["data"]["config.json"].as_str().unwrap()).unwrap();
+    let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+    let config: Value = serde_json::from_str(secret["stringData"]["config.json"].as_str().unwrap()).unwrap();
     assert_eq!(config["model"]["type"], "anthropic", "{config}");
     let agent = &docs.last().unwrap()["spec"]["podTemplate"]["spec"]["containers"][0];
     let keys: Vec<&Value> =
@@ -251,4 +271,24 @@ spec: {provider: Anthropic, model: claude-sonnet-4-5, apiKeySecret: anthropic-ke
         serde_json::json!(["ACME_LICENSE", "ANTHROPIC_API_KEY"]),
         "{settings}"
     );
+}
+
+/// The Vault Agent Injector adds /vault/secrets (and a moved secret's path) after render: the
+/// rendered settings deny them to commands, listable, with only the named CA readable; srt
+/// enforces exactly these rules in both modes, as root and as uid 65534
+/// (runtime/tests/escape/fs_read.rs: read_inside_deny_read_dir,
+/// listable_denied_tree_shows_names_only, deeper_deny_inside_allow_read).
+#[test]
+fn a_secret_injectors_paths_are_denied_to_commands() {
+    let docs = documents(&rendered("vault-injector"));
+    let settings: Value = serde_json::from_str(docs[0]["data"]["srt-settings.json"].as_str().unwrap()).unwrap();
+    let fs = &settings["filesystem"];
+    for path in ["/vault/secrets", "/srv/db", "/mnt/keys"] {
+        assert!(fs["denyRead"].as_array().unwrap().contains(&Value::from(path)), "{path}: {fs}");
+        assert!(fs["listable"].as_array().unwrap().contains(&Value::from(path)), "{path}: {fs}");
+    }
+    assert_eq!(fs["allowRead"], serde_json::json!(["/vault/secrets/ca.pem"]));
+    assert_eq!(settings["environment"], serde_json::json!({"include": ["LOG_LEVEL"], "inherit": "core"}));
+    let pod = &docs.last().unwrap()["spec"]["podTemplate"];
+    assert_eq!(pod["metadata"]["annotations"]["vault.hashicorp.com/agent-inject"], "true", "the webhook still sees it");
 }

@@ -27,6 +27,13 @@ profile = args[4] if len(args) > 4 else None
 with open(rendered) as f:
     docs = [d for d in yaml.safe_load_all(f) if d]
 configmap = next(d for d in docs if d["kind"] == "ConfigMap")
+# a Declarative agent's config Secret (config.json, agent card, spec), projected with the
+# settings ConfigMap into /config: podman 4.3 takes ConfigMaps (--configmap) but neither
+# Kubernetes Secrets nor projected ConfigMap/Secret sources, so its keys join the ConfigMap and
+# the projected volume becomes that ConfigMap's
+config_secret = next((d for d in docs if d["kind"] == "Secret"), None)
+if config_secret:
+    configmap["data"].update(config_secret.get("stringData", {}))
 sandbox = next(d for d in docs if d["kind"] == "Sandbox")
 template = sandbox["spec"]["podTemplate"]
 metadata = {"name": pod_name, "labels": template.get("metadata", {}).get("labels", {})}
@@ -54,6 +61,11 @@ for v in template["spec"].get("volumes", []):
         if not token_secret:
             continue
         v = {"name": v["name"], "secret": {"secretName": token_secret}}
+    sources = v.get("projected", {}).get("sources", [])
+    if config_secret and sources and all(
+            s.get("configMap", {}).get("name") == configmap["metadata"]["name"]
+            or s.get("secret", {}).get("name") == config_secret["metadata"]["name"] for s in sources):
+        v = {"name": v["name"], "configMap": {"name": configmap["metadata"]["name"]}}
     if "secret" in v:
         v["secret"].setdefault("optional", False)
     volumes.append(v)

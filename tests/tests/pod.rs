@@ -155,22 +155,33 @@ fn srt_in_a_restricted_pod_enforces_the_rendered_settings() {
     assert!(out.contains("network (landlock mode)"), "{out}");
     assert!(out.contains("mode: landlock (chosen by auto: namespace mode is unavailable here: clone"), "{out}");
 
-    let script = "echo hi > out.txt && cat out.txt; \
-        curl -sS --max-time 10 --cacert \"$CA\" https://api.example.test:$PORT/; \
-        curl -sS --max-time 10 --cacert \"$CA\" https://other.example.test:$PORT/; \
-        echo x > \"$SRT_SETTINGS_PATH\" || echo SETTINGS-READ-ONLY";
+    // The rendered settings start commands from srt's core set (`inherit: core`): the
+    // origin's CA and port and the settings path are written into the script, not passed
+    // as variables the command would not see.
+    let (ca, port) = (p.tls.ca.display(), p.tls.port);
+    let settings_path = p.root.join("config/srt-settings.json");
+    let script = format!(
+        "echo hi > out.txt && cat out.txt; \
+        curl -sS --max-time 10 --cacert '{ca}' https://api.example.test:{port}/; \
+        curl -sS --max-time 10 --cacert '{ca}' https://other.example.test:{port}/; \
+        echo x > '{}' || echo SETTINGS-READ-ONLY",
+        settings_path.display()
+    );
     let resolve = ["--resolve", "api.example.test:*:127.0.0.1", "--resolve", "other.example.test:*:127.0.0.1"];
     let mut args = vec!["srt", "-d"];
     args.extend(resolve);
-    args.extend(["-c", script]);
+    args.extend(["-c", script.as_str()]);
     let (code, out, err) = run_in_pod(&p, &args);
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("namespace mode unavailable") && err.contains("using landlock mode"), "{err}");
     assert_eq!(out, "hi\ntls-origin-ok\nSETTINGS-READ-ONLY\n", "{err}");
     assert!(err.contains("curl: (56) CONNECT tunnel failed, response 403"), "{err}");
     assert!(p.root.join("work/out.txt").exists());
-    let settings = std::fs::read_to_string(p.root.join("config/srt-settings.json")).unwrap();
-    assert!(settings.starts_with("{\"filesystem\""), "the settings file was changed: {settings}");
+    let settings = std::fs::read_to_string(&settings_path).unwrap();
+    assert!(
+        settings.starts_with("{\"environment\":{\"inherit\":\"core\"},\"filesystem\""),
+        "the settings file was changed: {settings}"
+    );
 }
 
 #[test]
@@ -201,9 +212,13 @@ fn namespace_mode_without_pidfd_getfd_refuses_direct_connections_and_says_why() 
         return;
     }
     let p = pod("nogetfd");
-    let script = "curl -sS --max-time 10 --noproxy '*' --cacert \"$CA\" https://api.example.test:$PORT/; \
-        echo direct=$?; curl -sS --max-time 10 --cacert \"$CA\" https://api.example.test:$PORT/";
-    let args = ["srt", "--network-mode", "namespace", "--resolve", "api.example.test:*:127.0.0.1", "-c", script];
+    // (values written into the script: the settings start commands from srt's core set)
+    let (ca, port) = (p.tls.ca.display(), p.tls.port);
+    let script = format!(
+        "curl -sS --max-time 10 --noproxy '*' --cacert '{ca}' https://api.example.test:{port}/; \
+        echo direct=$?; curl -sS --max-time 10 --cacert '{ca}' https://api.example.test:{port}/"
+    );
+    let args = ["srt", "--network-mode", "namespace", "--resolve", "api.example.test:*:127.0.0.1", "-c", &script];
     let (code, out, err) = run_in_pod_with(&p, &[("RESTRICTED_CALLS", "pidfd_getfd")], &args);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(out, "direct=7\ntls-origin-ok\n", "{err}");

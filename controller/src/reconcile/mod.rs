@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::Action;
@@ -140,6 +140,27 @@ async fn reconcile_inner(agent: &SandboxAgent, ctx: &Context) -> Result<(Action,
     }
     if let Err(source) = apply(ctx, &configmaps, &cm_name, &params, &desired.settings).await {
         return Err(failed(agent, ctx, Error::Apply { kind: "ConfigMap", namespace, name: cm_name, source }).await);
+    }
+
+    if let Some(config) = &desired.config {
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let secret_name = objects::config_secret_name(&name);
+        // only the metadata of what is there: a Secret of this name that is not the agent's
+        // is never read, let alone written
+        match secrets.get_metadata_opt(&secret_name).await {
+            Ok(Some(existing)) if !objects::owned_by(&existing.metadata, agent) => {
+                reject(agent, ctx, &objects::not_owned("Secret", &namespace, &secret_name)).await?;
+                return Ok((Action::requeue(NOT_READY_RESYNC), Step::Rejected));
+            }
+            Ok(_) => {}
+            Err(source) => {
+                let err = Error::Read { kind: "Secret", namespace: namespace.clone(), name: secret_name, source };
+                return Err(failed(agent, ctx, err).await);
+            }
+        }
+        if let Err(source) = apply(ctx, &secrets, &secret_name, &params, config).await {
+            return Err(failed(agent, ctx, Error::Apply { kind: "Secret", namespace, name: secret_name, source }).await);
+        }
     }
 
     if let Some(sa) = &desired.service_account {

@@ -143,11 +143,12 @@ pub async fn created(handle: &mut ApiHandle, path: &str) {
     req.respond_applied(json!({}));
 }
 
-/// A reconcile up to its Sandbox: the settings ConfigMap and ServiceAccount created, the
+/// A reconcile up to its Sandbox: the settings ConfigMap, config Secret and ServiceAccount created, the
 /// Sandbox at `path` read (`held`: the object the server holds, or none). Returns the
 /// Sandbox apply for the test to answer.
 pub async fn through_to_sandbox(handle: &mut ApiHandle, path: &str, held: Option<Value>) -> Seen {
     created(handle, CM_PATH).await;
+    created(handle, SECRET_PATH).await;
     created(handle, SA_PATH).await;
     match held {
         Some(object) => existing(handle, path, object).await,
@@ -204,6 +205,8 @@ pub const DISCOVERY_V1BETA1: &str = "/apis/agents.x-k8s.io/v1beta1";
 pub const DISCOVERY_V1ALPHA1: &str = "/apis/agents.x-k8s.io/v1alpha1";
 pub const CM_PATH: &str = "/api/v1/namespaces/kagent/configmaps/sandbox-agent-srt-settings";
 pub const SA_PATH: &str = "/api/v1/namespaces/kagent/serviceaccounts/sandbox-agent";
+/// The seed (Declarative) agent's config Secret: config.json, agent card, spec.
+pub const SECRET_PATH: &str = "/api/v1/namespaces/kagent/secrets/sandbox-agent-srt-config";
 /// The Sandbox of the seed agent under the release most tests use (v0.5.6: v1beta1).
 pub const SANDBOX_PATH: &str = "/apis/agents.x-k8s.io/v1beta1/namespaces/kagent/sandboxes/sandbox-agent";
 pub const STATUS_PATH: &str = "/apis/kagent.dev/v1alpha2/namespaces/kagent/sandboxagents/sandbox-agent/status";

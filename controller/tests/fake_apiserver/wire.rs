@@ -19,6 +19,7 @@ const KINDS: &[(&str, &str, &str)] = &[
     ("/api/v1", "services", "Service"),
     ("/api/v1", "configmaps", "ConfigMap"),
     ("/api/v1", "serviceaccounts", "ServiceAccount"),
+    ("/api/v1", "secrets", "Secret"),
     ("/apis/agents.x-k8s.io/v1beta1", "sandboxes", "Sandbox"),
     ("/apis/agents.x-k8s.io/v1alpha1", "sandboxes", "Sandbox"),
     ("/apis/events.k8s.io/v1", "events", "Event"),
