@@ -348,3 +348,89 @@ fn values_with_passwords_are_caught() {
         assert!(!value_holds_credential(v.as_bytes()), "{v}");
     }
 }
+
+/// The second review of issue 39: credential names the rule missed (fastlane's session,
+/// signing stores as CI keeps them, electron-builder's certificate link, `TOKEN` glued to
+/// the word before it, a model provider's key glued), from their tools' documentation;
+/// then variants.
+const REVIEW_NAMES: &[&str] = &[
+    "FASTLANE_SESSION",
+    "BUILD_CERTIFICATE_BASE64",
+    "CSC_LINK",
+    "WIN_CSC_LINK",
+    "CSC_INSTALLER_LINK",
+    "GHTOKEN",
+    "OPENAIKEY",
+    // variants
+    "fastlane_session",
+    "APPLE_CERTIFICATE_BASE64",
+    "SIGNING_CERT_BASE64",
+    "certificateBase64",
+    "IOS_P12_BASE64",
+    "CERTIFICATE_P12",
+    "MAS_CERTIFICATE_P12",
+    "P12",
+    "SIGNING_PKCS12",
+    "ANDROID_KEYSTORE_BASE64",
+    "RELEASE_KEYSTORE",
+    "signingKeystore",
+    "UPLOAD_PFX",
+    "CODESIGN_PFX_BASE64",
+    "RELEASE_JKS",
+    "NPMTOKEN",
+    "MY_SLACKTOKEN",
+    "ghtoken",
+    "XAIKEY",
+    "MY_OPENAIKEY_2",
+];
+
+/// Harmless names beside them that must stay: `KEY`, `SESSION` and `CERT` appear in what
+/// desktops, shells and TLS clients need, so only the forms above are read (fakeroot's
+/// `FAKEROOTKEY`, less's `LESSKEY_SYSTEM`, a CA's certificate, electron-builder's
+/// certificate name and switches, PKCS#11 modules).
+const REVIEW_HARMLESS: &[&str] = &[
+    "FAKEROOTKEY",
+    "LESSKEY",
+    "LESSKEY_SYSTEM",
+    "LESSKEYIN",
+    "HOTKEY",
+    "MONKEY",
+    "TURKEY",
+    "HOCKEY",
+    "DNSKEY",
+    "TIKTOKEN",
+    "TIKTOKEN_CACHE_DIR",
+    "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "SESSION_MANAGER",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "CA_CERT_BASE64",
+    "CA_CERTIFICATE_BASE64",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "CSC_NAME",
+    "CSC_IDENTITY_AUTO_DISCOVERY",
+    "CSC_LINKS_DIR",
+    "PKCS11_MODULE",
+    "P11_KIT_SERVER_ADDRESS",
+    "BASE64_CERT_DIR",
+    "SP12",
+    "HTTP12",
+    "TOKENS",
+    "MAX_TOKENS",
+];
+
+#[test]
+fn review_names_are_caught_and_their_neighbours_are_not() {
+    for n in REVIEW_NAMES {
+        assert!(credential_name(n.as_bytes()), "{n} should look like a credential");
+    }
+    for n in REVIEW_HARMLESS.iter().chain(HARMLESS).chain(ISSUE_39_HARMLESS) {
+        assert!(!credential_name(n.as_bytes()), "{n} should not look like a credential");
+    }
+}
