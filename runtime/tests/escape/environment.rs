@@ -209,6 +209,18 @@ fn with_review_secrets(mut s: Scenario) -> Scenario {
     s
 }
 
+/// `GIT_SSH_COMMAND` names an ssh config from the home (`HOME` is the scenario's root, so
+/// `~/w/ssh_config` is W's): a later host `git fetch` runs it through `sh -c`, which
+/// expands the home, and ssh runs its `ProxyCommand`. Appending one is refused.
+fn git_ssh_config_from_home(command: &'static str, file: &'static str) -> Scenario {
+    Scenario::new(&format!(r#"printf '  ProxyCommand touch "%s/pwned"\n' "$O" >> "$HOME/{file}""#))
+        .setup(move |e| e.file(&e.root.join(file), "Host *\n"))
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .env("GIT_SSH_COMMAND", command)
+        .fails()
+        .holds(file, "Host *\n")
+}
+
 /// srt's options, as `printf '%s\n'` prints git's ssh arguments, after the user's own.
 const SRT_SSH_ARGS: &str = "-o\nControlMaster=no\n-o\nControlPath=none\n-o\nProxyCommand=socat - PROXY:";
 
@@ -313,6 +325,12 @@ escapes! {
     review_secrets_stay_out_and_their_neighbours_pass => with_review_secrets(Scenario::new("/usr/bin/env"))
         .check(no_canary_but(&[]))
         .check(has(&["FAKEROOTKEY", "LESSKEY_SYSTEM", "XDG_SESSION_TYPE", "CA_CERT_BASE64"]));
+    git_ssh_command_config_from_tilde_is_protected =>
+        git_ssh_config_from_home("ssh -F ~/w/ssh_config -o BatchMode=yes", "w/ssh_config");
+    git_ssh_command_config_from_dollar_home_is_protected =>
+        git_ssh_config_from_home("ssh -F $HOME/o/ssh_config", "o/ssh_config");
+    git_ssh_command_config_from_braced_home_is_protected =>
+        git_ssh_config_from_home("ssh -F\"${HOME}/w/ssh_config\"", "w/ssh_config");
     a_dropped_variable_reads_as_unset => with_credentials(Scenario::new(
         r#"echo "key=${OPENAI_API_KEY-unset}"; printenv OPENAI_API_KEY; echo "printenv=$?""#,
     ))
