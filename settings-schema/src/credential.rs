@@ -17,9 +17,9 @@ pub use value::value_holds_credential;
 pub enum Why {
     /// Its name (see [`credential_name`]).
     Name,
-    /// Its value: a URL or connection string carrying a password, a credential field
-    /// (`Authorization=...`, `"password": ...`, `sig=`), an Oracle login, or a token in a
-    /// provider's known format.
+    /// Its value: a URL, DSN or connection string carrying a password, a credential field
+    /// (`Authorization=...`, `"password": ...`, `sig=`), an Oracle login, a webhook URL, or
+    /// a token in a provider's known format.
     Value,
 }
 

@@ -288,6 +288,51 @@ fn list_variables_are_split_entry_by_entry_on_bytes() {
     }
 }
 
+/// A shell expands `~/`, `$HOME/` and `${HOME}/` when it runs a command variable (git runs
+/// `GIT_SSH_COMMAND` with `sh -c`), so what they name is `$HOME`'s: `ssh -F ~/w/ssh_config`
+/// names `/h/w/ssh_config`. Other `~` forms, and the home itself, are not entries.
+#[test]
+fn paths_written_from_the_home_are_read_in_it() {
+    let home = || Some(PathBuf::from("/h"));
+    let entries = |name: &str, v: &str| home::env_entries_in(name, v.as_ref(), home);
+    let one = |s: &str| vec![PathBuf::from(s)];
+    for v in [
+        "ssh -F ~/w/ssh_config",
+        "ssh -F $HOME/w/ssh_config",
+        "ssh -F ${HOME}/w/ssh_config",
+        "ssh -F \"$HOME/w/ssh_config\"",
+        "ssh -F '~/w/ssh_config'",
+        "ssh -F~/w/ssh_config",
+        "ssh -F ~//w/ssh_config",
+    ] {
+        assert_eq!(entries("GIT_SSH_COMMAND", v), one("/h/w/ssh_config"), "{v}");
+    }
+    // `--opt=~/x`, `-o Key=~/x`, `-javaagent:~/x`, as the absolute forms are read
+    assert_eq!(entries("NODE_OPTIONS", "--require=~/hook.js"), one("/h/hook.js"));
+    assert_eq!(entries("GIT_SSH_COMMAND", "ssh -o IdentityFile=~/.ssh/k"), one("/h/.ssh/k"));
+    assert_eq!(entries("JAVA_TOOL_OPTIONS", "-javaagent:$HOME/a.jar=x"), one("/h/a.jar"));
+    assert_eq!(entries("PROMPT_COMMAND", "source ~/p.sh; history -a"), one("/h/p.sh"));
+    // lists and single paths: bash looks a PATH entry's `~` up, BASH_ENV is expanded
+    assert_eq!(entries("PATH", "~/bin:/usr/bin"), vec![PathBuf::from("/h/bin"), PathBuf::from("/usr/bin")]);
+    assert_eq!(entries("BASH_ENV", "$HOME/.bash_env"), one("/h/.bash_env"));
+    // not the home's: another user's, a variable that only starts like HOME, a bare `~`
+    // (the home itself, judged entry by entry), a relative path
+    for v in ["ssh -F ~root/cfg", "ssh -F $HOMEDIR/cfg", "ssh -F ~", "cd $HOME", "ssh -F ~/", "ssh -F w/cfg"] {
+        assert_eq!(entries("GIT_SSH_COMMAND", v), Vec::<PathBuf>::new(), "{v}");
+    }
+    // without a home to read them in, nothing (and the home is asked only when needed)
+    assert_eq!(home::env_entries_in("GIT_SSH_COMMAND", "ssh -F ~/x".as_ref(), || None), Vec::<PathBuf>::new());
+    let asked = std::cell::Cell::new(0);
+    let counted = || {
+        asked.set(asked.get() + 1);
+        Some(PathBuf::from("/h"))
+    };
+    assert_eq!(home::env_entries_in("PATH", "/usr/bin:/bin".as_ref(), counted).len(), 2);
+    assert_eq!(asked.get(), 0);
+    assert_eq!(home::env_entries_in("PATH", "~/a:~/b".as_ref(), counted).len(), 2);
+    assert_eq!(asked.get(), 1);
+}
+
 /// Round 7's H1: `~/.local/state/nvim` was allowed whole, and lazy.nvim sources
 /// `lazy/pkg-cache.lua` there at every nvim start. The allow-list names nvim's data only;
 /// what nvim or its plugins source from the same directory stays protected.

@@ -177,6 +177,50 @@ fn issue_39_passes(included: &'static [&'static str]) -> impl Fn(&super::harness
     }
 }
 
+/// The second review of issue 39: credentials under names and in formats the rule once
+/// passed on (signing stores, fastlane's session, `TOKEN` glued, a Go DSN, a JDBC thin URL,
+/// Discord and Teams webhooks, Vault and Groq tokens, a PGP key, a header without its
+/// space), and harmless names beside them that must still arrive.
+const REVIEW_SECRETS: &[(&str, &str)] = &[
+    ("FASTLANE_SESSION", "CANARY-FASTLANE_SESSION"),
+    ("BUILD_CERTIFICATE_BASE64", "CANARY-BUILD_CERTIFICATE_BASE64"),
+    ("CSC_LINK", "CANARY-CSC_LINK"),
+    ("GHTOKEN", "CANARY-GHTOKEN"),
+    ("GO_DSN", "app:CANARY@tcp(db:3306)/x"),
+    ("ORACLE_JDBC", "jdbc:oracle:thin:scott/CANARY@db:1521:orcl"),
+    ("CHAT_HOOK", "https://discord.com/api/webhooks/794590023369752587/CANARY000000000000000000000000"),
+    ("TEAMS_HOOK", "https://acme.webhook.office.com/webhookb2/CANARY-1111@72f988bf/IncomingWebhook/0123456789abcdef/x"),
+    ("VAULT_LOGIN", "hvs.CANARY00000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+    ("LLM", "gsk_CANARY000000000000000000000000000000000000000000"),
+    ("GPG_IMPORT", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nCANARY"),
+    ("API_HEADERS", "Authorization:Bearer CANARY"),
+];
+const REVIEW_SETTINGS: &[(&str, &str)] = &[
+    ("FAKEROOTKEY", "1234567"),
+    ("LESSKEY_SYSTEM", "/etc/syslesskey"),
+    ("XDG_SESSION_TYPE", "tty"),
+    ("CA_CERT_BASE64", "LS0t"),
+];
+
+fn with_review_secrets(mut s: Scenario) -> Scenario {
+    for (k, v) in REVIEW_SECRETS.iter().chain(REVIEW_SETTINGS) {
+        s = s.env(k, v);
+    }
+    s
+}
+
+/// `GIT_SSH_COMMAND` names an ssh config from the home (`HOME` is the scenario's root, so
+/// `~/w/ssh_config` is W's): a later host `git fetch` runs it through `sh -c`, which
+/// expands the home, and ssh runs its `ProxyCommand`. Appending one is refused.
+fn git_ssh_config_from_home(command: &'static str, file: &'static str) -> Scenario {
+    Scenario::new(&format!(r#"printf '  ProxyCommand touch "%s/pwned"\n' "$O" >> "$HOME/{file}""#))
+        .setup(move |e| e.file(&e.root.join(file), "Host *\n"))
+        .with("filesystem.allowWrite", serde_json::json!([".", "{O}"]))
+        .env("GIT_SSH_COMMAND", command)
+        .fails()
+        .holds(file, "Host *\n")
+}
+
 /// srt's options, as `printf '%s\n'` prints git's ssh arguments, after the user's own.
 const SRT_SSH_ARGS: &str = "-o\nControlMaster=no\n-o\nControlPath=none\n-o\nProxyCommand=socat - PROXY:";
 
@@ -278,6 +322,15 @@ escapes! {
         .with("environment", json!({"exclude": ["GIT_SSH_COMMAND"]}))
         .prints("cmd=ssh -o ControlMaster=no -o ControlPath=none -o ProxyCommand='socat - PROXY:")
         .lacks("/keys/deploy");
+    review_secrets_stay_out_and_their_neighbours_pass => with_review_secrets(Scenario::new("/usr/bin/env"))
+        .check(no_canary_but(&[]))
+        .check(has(&["FAKEROOTKEY", "LESSKEY_SYSTEM", "XDG_SESSION_TYPE", "CA_CERT_BASE64"]));
+    git_ssh_command_config_from_tilde_is_protected =>
+        git_ssh_config_from_home("ssh -F ~/w/ssh_config -o BatchMode=yes", "w/ssh_config");
+    git_ssh_command_config_from_dollar_home_is_protected =>
+        git_ssh_config_from_home("ssh -F $HOME/o/ssh_config", "o/ssh_config");
+    git_ssh_command_config_from_braced_home_is_protected =>
+        git_ssh_config_from_home("ssh -F\"${HOME}/w/ssh_config\"", "w/ssh_config");
     a_dropped_variable_reads_as_unset => with_credentials(Scenario::new(
         r#"echo "key=${OPENAI_API_KEY-unset}"; printenv OPENAI_API_KEY; echo "printenv=$?""#,
     ))

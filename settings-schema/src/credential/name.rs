@@ -23,15 +23,23 @@ const STEMS: &[&[u8]] = &[
 
 /// Short words that mean a secret only as a whole word: `OPENAI_API_KEY`, `GITHUB_TOKEN`,
 /// `SMTP_PASS`, `AZURE_DEVOPS_EXT_PAT`, `CI_JOB_JWT`, `DB_CREDS`, but not `KEYTIMEOUT`,
-/// `TOKENIZERS_PARALLELISM`, `TIKTOKEN_CACHE_DIR`, `GIT_ASKPASS` or `PATH`.
-const WORDS: &[&[u8]] = &[b"KEY", b"KEYS", b"TOKEN", b"PASS", b"PAT", b"JWT", b"CREDS", b"BEARER"];
+/// `TOKENIZERS_PARALLELISM`, `TIKTOKEN_CACHE_DIR`, `GIT_ASKPASS` or `PATH`. Signing
+/// stores as CI keeps them, a private key inside: `ANDROID_KEYSTORE_BASE64`,
+/// `SIGNING_PFX`, `UPLOAD_JKS` (`P12` and `PKCS12` split at the digits, and `TOKEN` glued
+/// to a word: see [`has_credential_word`] and [`glued`]).
+const WORDS: &[&[u8]] =
+    &[b"KEY", b"KEYS", b"TOKEN", b"PASS", b"PAT", b"JWT", b"CREDS", b"BEARER", b"KEYSTORE", b"PFX", b"JKS"];
 
 /// Credential names no rule above catches, from the tools' own documentation, as
 /// case-insensitive patterns (`OP_SESSION_*`: 1Password CLI sessions;
 /// `OTEL_EXPORTER_OTLP_*HEADERS`: OpenTelemetry's exporter headers, where observability
 /// vendors take their API keys; `PGPASSFILE` and `NETRC`: libpq's and Go's password files;
 /// Neo4j's `user/password`, Consul's and Yarn's `user:password`; a Slack webhook URL is
-/// itself the secret; `KUBE_CONFIG_DATA`: a whole kubeconfig, keys included, in CI).
+/// itself the secret; `KUBE_CONFIG_DATA`: a whole kubeconfig, keys included, in CI;
+/// `FASTLANE_SESSION`: the Apple ID session cookie fastlane's spaceship logs in with,
+/// <https://docs.fastlane.tools/best-practices/continuous-integration/#two-step-or-two-factor-auth>;
+/// electron-builder's `CSC_LINK`, `CSC_INSTALLER_LINK` and `WIN_CSC_LINK`: a signing
+/// `.p12`/`.pfx` as base64 data, a link or a path, <https://www.electron.build/code-signing>).
 const NAMES: &[&[u8]] = &[
     b"DOCKER_AUTH_CONFIG",
     b"REDISCLI_AUTH",
@@ -50,6 +58,10 @@ const NAMES: &[&[u8]] = &[
     b"YARN_NPM_AUTH_IDENT",
     b"SLACK_WEBHOOK_URL",
     b"KUBE_CONFIG_DATA",
+    b"FASTLANE_SESSION",
+    b"CSC_LINK",
+    b"CSC_INSTALLER_LINK",
+    b"WIN_CSC_LINK",
 ];
 
 /// Names tools document that a stem catches but that hold no secret: where `pass` keeps
@@ -126,25 +138,54 @@ const STEM_FIRST: [bool; 256] = {
 
 fn has_credential_word(name: &[u8]) -> bool {
     let mut words = Words { name, at: 0 };
-    let mut before: Option<&[u8]> = None;
+    let (mut before, mut before_that): (Option<&[u8]>, Option<&[u8]>) = (None, None);
     let mut count = 0;
     while let Some(w) = words.next() {
         count += 1;
         let after = words;
         let is = |word: &[u8]| w.eq_ignore_ascii_case(word);
-        if WORDS.iter().any(|c| is(c)) && !names_an_identifier(w, before, after) {
+        let was = |w: Option<&[u8]>, word: &[u8]| w.is_some_and(|w| w.eq_ignore_ascii_case(word));
+        // by length, so that a word is compared with the few it could be; the rest of the
+        // name is read again only for the rare ones
+        let found = match w.len() {
+            // `PW` last in a longer name but for digits; `P12`, `PKCS12` (split at the
+            // digits): a certificate with its private key
+            2 => {
+                (is(b"PW") && count > 1 && { after }.all(|w| w.iter().all(u8::is_ascii_digit)))
+                    || (w == b"12" && (was(before, b"P") || was(before, b"PKCS")))
+            }
+            // `PWD` in a longer name (`PWD` alone is the working directory)
+            3 if is(b"PWD") => count > 1 || { after }.next().is_some(),
+            // `BUILD_CERTIFICATE_BASE64`, GitHub's name for a base64 `.p12` in its Apple
+            // signing guide (not a CA's: `CA_CERT_BASE64` is public)
+            4 if is(b"BASE") => {
+                { after }.next() == Some(b"64")
+                    && (was(before, b"CERT") || was(before, b"CERTIFICATE"))
+                    && !was(before_that, b"CA")
+            }
+            n => (WORDS.iter().any(|c| is(c)) || (n > 5 && glued(w))) && !names_an_identifier(w, before, after),
+        };
+        if found {
             return true;
         }
-        // the rest of the name is read again only for these two, not for every word
-        if is(b"PWD") && (count > 1 || { after }.next().is_some()) {
-            return true;
-        }
-        if is(b"PW") && count > 1 && { after }.all(|w| w.iter().all(u8::is_ascii_digit)) {
-            return true;
-        }
-        before = Some(w);
+        (before_that, before) = (before, Some(w));
     }
     false
+}
+
+/// `TOKEN` glued to the word before it (`GHTOKEN`, `NPMTOKEN`, `MY_SLACKTOKEN`), but
+/// tiktoken's own name (`TIKTOKEN_CACHE_DIR`), and a model provider's key glued
+/// (`OPENAIKEY`, `XAIKEY`). `KEY` is not read glued otherwise: names end in it harmlessly
+/// (`LESSKEY`, fakeroot's `FAKEROOTKEY`, `HOTKEY`, `DNSKEY`), nor are `PASS` and `PAT`
+/// (`BYPASS`, `COMPAT`).
+fn glued(w: &[u8]) -> bool {
+    let n = w.len();
+    let ends = |s: &[u8]| n > s.len() && w[n - s.len()..].eq_ignore_ascii_case(s);
+    match w.last() {
+        Some(b'N' | b'n') => ends(b"TOKEN") && !w.eq_ignore_ascii_case(b"TIKTOKEN"),
+        Some(b'Y' | b'y') => ends(b"AIKEY"),
+        _ => false,
+    }
 }
 
 /// A credential word that is part of a non-secret name around it, by the words before and

@@ -431,8 +431,27 @@ pub const ENV_LISTS: &[(&str, &[u8])] = &[
 
 /// The entries a variable of [`ENV_NAMED`] names: the paths in an [`ENV_OPTIONS`] value,
 /// else split by [`ENV_LISTS`]'s separators
-/// (on bytes: a path need not be UTF-8), empty entries dropped.
+/// (on bytes: a path need not be UTF-8), empty entries dropped. An entry written from the
+/// home (`~/`, `$HOME/`, `${HOME}/`) is read in this process's home (`$HOME`, else the
+/// password database's): a shell expands those when it runs the variable (`sh -c` for
+/// `GIT_SSH_COMMAND`, `EDITOR`, `PROMPT_COMMAND`; bash looks a `PATH` entry's `~` up
+/// itself), so `ssh -F ~/w/ssh_config` names `$HOME/w/ssh_config`.
 pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBuf> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from)
+            .or_else(crate::paths::passwd_home)
+    };
+    env_entries_in(name, value, home)
+}
+
+/// [`env_entries`] with the home `~` and `$HOME` stand for, asked only when an entry needs it.
+pub(crate) fn env_entries_in(
+    name: &str,
+    value: &std::ffi::OsStr,
+    home: impl Fn() -> Option<std::path::PathBuf>,
+) -> Vec<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = value.as_bytes();
     let entries: Vec<&[u8]> = if ENV_OPTIONS.contains(&name) {
@@ -469,7 +488,7 @@ pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBu
                 Some(b'-') => &w[w.iter().take_while(|c| **c == b'-' || c.is_ascii_alphabetic()).count()..],
                 _ => w,
             })
-            .filter(|w| w.first() == Some(&b'/'))
+            .filter(|w| w.first() == Some(&b'/') || from_home(w).is_some())
             .collect()
     } else {
         match ENV_LISTS.iter().find(|(n, _)| *n == name) {
@@ -477,11 +496,26 @@ pub fn env_entries(name: &str, value: &std::ffi::OsStr) -> Vec<std::path::PathBu
             None => vec![bytes],
         }
     };
+    let mut home_dir = None;
     entries
         .into_iter()
         .filter(|e| !e.is_empty())
-        .map(|e| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(e)))
+        .filter_map(|e| match from_home(e) {
+            Some(rest) => {
+                home_dir.get_or_insert_with(&home).as_ref().map(|h| h.join(std::ffi::OsStr::from_bytes(rest)))
+            }
+            None => Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(e))),
+        })
         .collect()
+}
+
+/// What follows a home prefix (`~/`, `$HOME/`, `${HOME}/`), without leading `/`s; `None`
+/// if there is none, or nothing after it: a bare `~` names the home itself, whose entries
+/// the home rules judge one by one (denying it whole would also close what they allow).
+fn from_home(w: &[u8]) -> Option<&[u8]> {
+    let rest = [&b"~/"[..], b"$HOME/", b"${HOME}/"].iter().find_map(|p| w.strip_prefix(*p))?;
+    let rest = &rest[rest.iter().take_while(|c| **c == b'/').count()..];
+    (!rest.is_empty()).then_some(rest)
 }
 
 /// Keys of the global git config whose value names a file or directory of more git
