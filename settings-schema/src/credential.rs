@@ -35,5 +35,8 @@ pub fn credential(name: &[u8], value: &[u8]) -> Option<Why> {
 }
 
 #[cfg(test)]
+#[path = "credential_review_tests.rs"]
+mod review_tests;
+#[cfg(test)]
 #[path = "credential_tests.rs"]
 mod tests;

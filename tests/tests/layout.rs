@@ -98,6 +98,8 @@ const CONTROLLER_LAYERS: &[(&str, u8)] = &[
     ("settings", 1),
     ("skills", 1),
     ("stored", 1),
+    ("carried", 1),
+    ("injectors", 1),
     ("conditions", 1),
     ("agent_config", 1),
     ("pod", 2),

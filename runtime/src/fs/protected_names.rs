@@ -10,6 +10,7 @@
 
 mod allow;
 mod entry;
+mod environment;
 mod home;
 mod project;
 mod project_dots;
@@ -18,7 +19,8 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 pub use allow::{ALLOW_OVERLAPS, CACHE_ENV, HOME_ALLOW, PROTECTED_IN_ALLOWED};
-pub use home::{env_entries, ENV_LISTS, ENV_NAMED, GIT_GLOBAL_PATH_KEYS, HOME};
+pub use environment::{env_entries, ENV_LISTS, ENV_NAMED};
+pub use home::{GIT_GLOBAL_PATH_KEYS, HOME};
 pub use project::{INSTRUCTION_FILES, PROJECT, PROJECT_NOT_PROTECTED, SRT_0_0_83};
 pub use project_dots::{DotAllowed, PROJECT_DOT_ALLOW};
 

@@ -294,7 +294,7 @@ fn list_variables_are_split_entry_by_entry_on_bytes() {
 #[test]
 fn paths_written_from_the_home_are_read_in_it() {
     let home = || Some(PathBuf::from("/h"));
-    let entries = |name: &str, v: &str| home::env_entries_in(name, v.as_ref(), home);
+    let entries = |name: &str, v: &str| environment::env_entries_in(name, v.as_ref(), home);
     let one = |s: &str| vec![PathBuf::from(s)];
     for v in [
         "ssh -F ~/w/ssh_config",
@@ -321,15 +321,15 @@ fn paths_written_from_the_home_are_read_in_it() {
         assert_eq!(entries("GIT_SSH_COMMAND", v), Vec::<PathBuf>::new(), "{v}");
     }
     // without a home to read them in, nothing (and the home is asked only when needed)
-    assert_eq!(home::env_entries_in("GIT_SSH_COMMAND", "ssh -F ~/x".as_ref(), || None), Vec::<PathBuf>::new());
+    assert_eq!(environment::env_entries_in("GIT_SSH_COMMAND", "ssh -F ~/x".as_ref(), || None), Vec::<PathBuf>::new());
     let asked = std::cell::Cell::new(0);
     let counted = || {
         asked.set(asked.get() + 1);
         Some(PathBuf::from("/h"))
     };
-    assert_eq!(home::env_entries_in("PATH", "/usr/bin:/bin".as_ref(), counted).len(), 2);
+    assert_eq!(environment::env_entries_in("PATH", "/usr/bin:/bin".as_ref(), counted).len(), 2);
     assert_eq!(asked.get(), 0);
-    assert_eq!(home::env_entries_in("PATH", "~/a:~/b".as_ref(), counted).len(), 2);
+    assert_eq!(environment::env_entries_in("PATH", "~/a:~/b".as_ref(), counted).len(), 2);
     assert_eq!(asked.get(), 1);
 }
 

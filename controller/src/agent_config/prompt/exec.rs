@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use super::ast::{Arg, Branch, Command, Node, Pipe, Variable};
+use super::error::TemplateError;
 use super::funcs::{self, CallError, Param};
 use super::gofmt::sprint;
 use super::value::Value;
-use super::TemplateError;
 
 /// Where evaluation is, for error messages (Go's `state.node`).
 #[derive(Clone, Copy)]

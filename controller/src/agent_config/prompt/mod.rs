@@ -41,6 +41,7 @@
 //! come from Go's own text/template (see `tests.rs`).
 
 mod ast;
+mod error;
 mod exec;
 mod funcs;
 mod gofmt;
@@ -58,6 +59,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::resolve::Problem;
+pub use error::TemplateError;
 pub use value::Data;
 
 /// What the template's fields hold.
@@ -67,40 +69,6 @@ pub struct Context<'a> {
     pub description: &'a str,
     pub tool_names: Vec<String>,
     pub skill_names: Vec<String>,
-}
-
-/// A parse error, or a construct srt-controller refuses, at a line.
-#[derive(Debug)]
-pub struct ParseError {
-    pub line: usize,
-    pub msg: String,
-    pub unsupported: bool,
-}
-
-/// Why a template did not render: Go's own error text, or what srt-controller refuses.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TemplateError {
-    #[error("template: systemMessage:{line}: {msg}")]
-    Parse { line: usize, msg: String },
-    #[error("template: systemMessage:{line}:{col}: executing \"systemMessage\" at <{context}>: {msg}")]
-    Exec { line: usize, col: usize, context: String, msg: String },
-    #[error(
-        "template: systemMessage:{line}: {what} is not supported by srt-controller \
-         (Go's text/template has it, no kagent prompt uses it); write the template without it"
-    )]
-    Unsupported { line: usize, what: String },
-    #[error("template: systemMessage: rendering stopped after {0}")]
-    Limit(String),
-}
-
-impl From<ParseError> for TemplateError {
-    fn from(e: ParseError) -> Self {
-        if e.unsupported {
-            TemplateError::Unsupported { line: e.line, what: e.msg }
-        } else {
-            TemplateError::Parse { line: e.line, msg: e.msg }
-        }
-    }
 }
 
 /// Renders `template` over `data` with `include` reading `lookup` ("alias/key" -> text).

@@ -4,11 +4,11 @@
 //! constants, `{{range $x = ...}}`) named where they stand.
 
 use super::ast::{Arg, Branch, Command, Node, Number, Pipe, Variable};
+use super::error::ParseError;
 use super::item::{Item, Kind};
 use super::lex::lex;
 use super::number::{is_float, parse_int, parse_uint};
 use super::quote::{self, Unquoted};
-use super::ParseError;
 
 /// kagent's function map plus text/template's builtins (funcs.go `builtins()`).
 pub const FUNCTIONS: &[&str] = &[
