@@ -231,33 +231,20 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
     let mut h = Header::empty();
     let mut since = false;
     let mut entries = Vec::new();
+    // a record srt cannot read (written by another version, or damaged) is skipped, not the
+    // whole journal: the check then still covers every record it can read, where giving up
+    // checked nothing at all (fail closed means checking what can be checked)
+    let mut unread: Vec<String> = Vec::new();
     let mut rest = buf;
     while let Some(end) = rest.iter().position(|&b| b == 0) {
         let (rec, tail) = rest.split_at(end);
         rest = &tail[1..];
-        let Some((&tag, payload)) = rec.split_first() else { return Err(bad("empty record")) };
-        let p = || PathBuf::from(OsStr::from_bytes(payload));
-        match tag {
-            TAG_SINCE => {
-                h.since = header::stamp(payload).ok_or_else(|| bad("bad start stamp"))?;
-                since = true;
-            }
-            t if header::TAGS.contains(&t) => header::record_into(&mut h, t, payload).map_err(bad)?,
-            TAG_DIR => entries.push(Entry::Dir(p())),
-            TAG_MOVED => entries.push(Entry::Moved(p())),
-            TAG_SPECIAL => entries.push(Entry::Special(p())),
-            TAG_WROTE => entries.push(Entry::Wrote(p())),
-            TAG_SHM => {
-                let mut f = payload.splitn(3, |&b| b == b' ');
-                let mut num = || -> std::io::Result<u64> {
-                    let n = f.next().and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse().ok());
-                    n.ok_or_else(|| bad("bad shared memory record"))
-                };
-                let (dev, ino) = (num()?, num()?);
-                let path = PathBuf::from(OsStr::from_bytes(f.next().ok_or_else(|| bad("bad shared memory record"))?));
-                entries.push(Entry::Shm { path, dev, ino });
-            }
-            _ => return Err(bad("unknown record")),
+        let Some((&tag, payload)) = rec.split_first() else {
+            unread.push("an empty record".into());
+            continue;
+        };
+        if let Err(why) = parse_record(&mut h, &mut entries, &mut since, tag, payload) {
+            unread.push(format!("{why} (tag {:?})", char::from(tag)));
         }
     }
     if !rest.is_empty() {
@@ -268,7 +255,45 @@ fn parse(buf: &[u8]) -> std::io::Result<(Header, Vec<Entry>)> {
     if !since {
         return Err(bad("no header"));
     }
+    if !unread.is_empty() {
+        crate::warn!(
+            "{} record(s) of this run's journal could not be read ({}); the check covers the others",
+            unread.len(),
+            unread.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+        );
+    }
     Ok((h, entries))
+}
+
+/// One record into the header or the entries; `Err`: why it cannot be read.
+fn parse_record(
+    h: &mut Header,
+    entries: &mut Vec<Entry>,
+    since: &mut bool,
+    tag: u8,
+    payload: &[u8],
+) -> Result<(), &'static str> {
+    let p = || PathBuf::from(OsStr::from_bytes(payload));
+    match tag {
+        TAG_SINCE => {
+            h.since = header::stamp(payload).ok_or("a bad start stamp")?;
+            *since = true;
+        }
+        t if header::TAGS.contains(&t) => header::record_into(h, t, payload)?,
+        TAG_DIR => entries.push(Entry::Dir(p())),
+        TAG_MOVED => entries.push(Entry::Moved(p())),
+        TAG_SPECIAL => entries.push(Entry::Special(p())),
+        TAG_WROTE => entries.push(Entry::Wrote(p())),
+        TAG_SHM => {
+            let mut f = payload.splitn(3, |&b| b == b' ');
+            let mut num = || f.next().and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse::<u64>().ok());
+            let (dev, ino) = (num().ok_or("a bad shared memory record")?, num().ok_or("a bad shared memory record")?);
+            let path = PathBuf::from(OsStr::from_bytes(f.next().ok_or("a bad shared memory record")?));
+            entries.push(Entry::Shm { path, dev, ino });
+        }
+        _ => return Err("an unknown record"),
+    }
+    Ok(())
 }
 
 /// Where srt's state directory may be, in order: `$XDG_STATE_HOME/srt`, else
