@@ -203,6 +203,14 @@ pub fn build(
             let known = rule.id.filter(|_| rule.is_dir).and_then(|id| held.iter().position(|(h, _)| *h == id));
             let opened = match known {
                 Some(i) => Some(held.swap_remove(i).1),
+                // a rule that grants no write only narrows what the directory above it grants
+                // (the plan splits that one): if its target was replaced or removed since the
+                // plan (another run's pool directory at the top of the tree, a tool's
+                // temporary dot-directory), leaving it out withholds rights, never adds any
+                None if !rule.rights.write => match open_target(rule) {
+                    Err(LaunchError::RuleTargetChanged { .. }) => None,
+                    r => r?,
+                },
                 None => open_target(rule)?,
             };
             let Some(fd) = opened else {

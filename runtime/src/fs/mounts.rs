@@ -170,9 +170,24 @@ fn set_readonly(dirfd: i32, path: &CString, flags: libc::c_uint) -> Result<(), i
 }
 
 fn read_only_on_top(p: &CString) -> Result<(), i32> {
-    let fd = clone_tree(p, true)?;
+    // gone since the plan (another run's pool directory at the top of the tree, a tool's
+    // temporary dot-directory): nothing is there to cover, and a name made there later
+    // is judged as it is made
+    let fd = match clone_tree(p, true) {
+        Err(libc::ENOENT) => return Ok(()),
+        r => r?,
+    };
     set_readonly(fd, &CString::from(c""), AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint)?;
-    attach(fd, p)
+    // gone between the clone and the attach: as above (attach closes the clone either way)
+    gone_is_fine(attach(fd, p))
+}
+
+/// `Ok` for a path that no longer exists: there is nothing left to mount over.
+fn gone_is_fine(r: Result<(), i32>) -> Result<(), i32> {
+    match r {
+        Err(libc::ENOENT) => Ok(()),
+        r => r,
+    }
 }
 
 fn c_os(c: &CString) -> &std::ffi::OsStr {
@@ -199,7 +214,11 @@ pub fn apply(v: &MountView) -> Result<(), i32> {
     // clone of it would be too
     let mut inside = Vec::with_capacity(v.rw_inside.len());
     for p in &v.rw_inside {
-        inside.push((clone_tree(p, true)?, p));
+        // an allowed entry gone since the plan is simply not opened again
+        match clone_tree(p, true) {
+            Err(libc::ENOENT) => {}
+            r => inside.push((r?, p)),
+        }
     }
     if !v.all_writable {
         let mut clones = Vec::with_capacity(v.rw.len());
@@ -215,7 +234,7 @@ pub fn apply(v: &MountView) -> Result<(), i32> {
         read_only_on_top(p)?;
     }
     for (fd, p) in inside {
-        attach(fd, p)?;
+        gone_is_fine(attach(fd, p))?;
     }
     // a protected path below a writable one made writable again (`nvim/shada` is, a
     // protected entry inside it would not be)
