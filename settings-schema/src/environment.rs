@@ -127,6 +127,12 @@ impl Environment {
 /// everything else itself. Iterative with one backtrack point, so no pattern costs more
 /// than `pattern.len() * name.len()` steps.
 pub fn matches(pattern: &[u8], name: &[u8]) -> bool {
+    matches_by(pattern, name, |p, n| p == n)
+}
+
+/// [`matches`] with `same(pattern byte, name byte)` deciding what a literal byte matches
+/// (the credential rule's upper-case patterns ignore the name's case).
+pub(crate) fn matches_by(pattern: &[u8], name: &[u8], same: impl Fn(u8, u8) -> bool) -> bool {
     let (mut p, mut n) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
@@ -135,7 +141,7 @@ pub fn matches(pattern: &[u8], name: &[u8]) -> bool {
                 star = Some((p, n));
                 p += 1;
             }
-            Some(&c) if c == b'?' || c == name[n] => {
+            Some(&c) if c == b'?' || same(c, name[n]) => {
                 p += 1;
                 n += 1;
             }

@@ -240,27 +240,5 @@ impl<'a> Iterator for Words<'a> {
 
 /// [`crate::environment::matches`] with ASCII case ignored, for upper-case patterns.
 fn matches_ignore_case(pattern: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some(b'*') => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == b'?' || c == name[n].to_ascii_uppercase() => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    p = sp + 1;
-                    n = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
+    crate::environment::matches_by(pattern, name, |p, n| p == n.to_ascii_uppercase())
 }
