@@ -99,7 +99,10 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
     policy.git_dirs.sort_by_key(|g| std::cmp::Reverse(g.as_os_str().len()));
     policy.git_dirs.dedup();
     policy.extra_bounds = git_bounds(&policy.git_dirs);
-    own_home_writable_elsewhere(&policy, cx.home)?;
+    // the password database's home, read at most once a launch (both rules below may ask)
+    let passwd_home: std::cell::OnceCell<Option<PathBuf>> = std::cell::OnceCell::new();
+    let passwd = || passwd_home.get_or_init(|| crate::paths::passwd_home().map(|h| canonical(&h))).clone();
+    own_home_writable_elsewhere(&policy, cx.home, passwd())?;
     let mut env_named_elsewhere = Vec::new();
     if let Some(home) = cx.home.filter(|h| h.is_absolute()).map(canonical) {
         let allow_write = expand_all(&s.filesystem.allow_write, cx, false);
@@ -118,7 +121,7 @@ pub fn fs_policy(s: &Settings, cx: &Context<'_>) -> Result<FsPolicy, LaunchError
             .deny_write
             .retain(|d| !mandatory(d) || !d.strip_prefix(&home).ok().and_then(Path::to_str).is_some_and(overlap));
     }
-    top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref(), &top_dots);
+    top_dot_entries(&mut policy, cx.home.filter(|h| h.is_absolute()).map(canonical).as_deref(), &top_dots, &passwd);
     // after every denial and the home rules, before TMPDIR (new, so no mount lies in it)
     let mounts = crate::fs::mount_aliases::read();
     if let Some(mounts) = &mounts {
@@ -292,8 +295,12 @@ fn git_bounds(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// `$HOME` names another (its `.zshenv` is no project file). `listed`: the dot-entries the
 /// launch's search found at the tops it listed; a top too big to list is judged whole by
 /// the supervisor (`mediated`), where the rule refuses what lies below every unnamed one.
-fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBuf, bool)]) {
-    let passwd_home = std::cell::OnceCell::new();
+fn top_dot_entries(
+    policy: &mut FsPolicy,
+    home: Option<&Path>,
+    listed: &[(PathBuf, bool)],
+    passwd_home: &dyn Fn() -> Option<PathBuf>,
+) {
     for t in policy.tops.clone() {
         if Some(t.as_path()) == home || shared_scratch(&t) || t.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
             continue;
@@ -304,8 +311,7 @@ fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBu
             if crate::fs::protected_names::top_dot_allowed(name, None) {
                 continue;
             }
-            let own_home = || passwd_home.get_or_init(|| crate::paths::passwd_home().map(|h| canonical(&h))).as_ref();
-            if *is_dir || own_home() == Some(&t) {
+            if *is_dir || passwd_home().as_ref() == Some(&t) {
                 policy.deny_write.push(p.clone());
             } else {
                 policy.top_dot_files.push(p.clone());
@@ -316,8 +322,12 @@ fn top_dot_entries(policy: &mut FsPolicy, home: Option<&Path>, listed: &[(PathBu
 
 /// The user's own home (from the password database) may be written while `$HOME` names
 /// another place: the home rules would protect the wrong one, so srt refuses to run.
-fn own_home_writable_elsewhere(policy: &FsPolicy, home: Option<&Path>) -> Result<(), LaunchError> {
-    let Some(passwd) = crate::paths::passwd_home().map(|p| canonical(&p)) else { return Ok(()) };
+fn own_home_writable_elsewhere(
+    policy: &FsPolicy,
+    home: Option<&Path>,
+    passwd: Option<PathBuf>,
+) -> Result<(), LaunchError> {
+    let Some(passwd) = passwd else { return Ok(()) };
     let home = home.map(canonical);
     // a home that does not exist (`/nonexistent`, as Debian gives nobody) holds nothing
     if home.as_deref() == Some(passwd.as_path()) || !policy.in_write_tree(&passwd) || !passwd.is_dir() {
